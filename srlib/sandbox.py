@@ -1,0 +1,271 @@
+"""Run untrusted Python (benchmark solutions, model outputs) with limits, and say how it went.
+
+Each run gets a fresh isolated interpreter (``python -I``) in its own session and process
+group, a temporary working directory removed afterwards, a stripped environment, and
+resource limits (address space, CPU time, file size, processes). When the caller is root
+(containers, CI) it also gets a private network namespace and an unprivileged uid of its
+own, which can read but not write the machine's files, and every process of that uid is
+killed when the run ends. A program passes only if it exits 0 *and* the launcher reports
+that it ran to its end (``sys.exit(0)`` before the tests is not a pass).
+
+The sandbox contains accidents and hostile test programs; it is not a boundary against an
+adversary who targets this code (the program runs in the launcher's interpreter).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from tqdm.auto import tqdm
+
+Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
+LAUNCHER = Path(__file__).with_name("_launcher.py")
+_UID_BASE = 1_500_000_000
+_uid_counter = itertools.count()
+_uid_lock = threading.Lock()
+
+
+@dataclass
+class Limits:
+    """Resource limits for one run."""
+
+    timeout: float = 10.0  # wall-clock seconds before the process group is killed
+    memory_mb: int = 2048  # address-space limit (RLIMIT_AS)
+    file_mb: int = 16  # largest file the program may write, stdout/stderr included
+    processes: int = 64  # processes + threads of the sandbox uid (enforced when root)
+    max_output: int = 10_000  # characters of stdout/stderr kept in the result
+
+
+@dataclass
+class ExecResult:
+    """What happened to one program."""
+
+    status: Status
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    reason: str = ""
+    isolation: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when the program ran to its end and exited 0."""
+        return self.status == "passed"
+
+
+def _sandbox_uid() -> int | None:
+    """A uid no other concurrent run uses, or None when we cannot switch users."""
+    if os.geteuid() != 0:
+        return None
+    with _uid_lock:
+        n = next(_uid_counter)
+    return _UID_BASE + (os.getpid() % 100_000) * 1000 + n % 1000
+
+
+def _env(work: Path, hash_seed: int | None) -> dict[str, str]:
+    """A minimal environment: nothing of the caller's (no tokens, no keys) leaks in."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(work),
+        "TMPDIR": str(work),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+    }
+    if hash_seed is not None:
+        env["PYTHONHASHSEED"] = str(hash_seed)
+    return env
+
+
+def _kill_all(pgid: int, uid: int | None) -> None:
+    """Kill the run's process group and, when it had its own uid, every process of that uid."""
+    for _ in range(20):
+        found = False
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+            found = True
+        except (ProcessLookupError, PermissionError):
+            pass
+        if uid is not None:
+            for pid in _pids_of(uid):
+                found = True
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if not found:
+            return
+        time.sleep(0.01)
+
+
+def _pids_of(uid: int) -> list[int]:
+    """Process ids owned by ``uid`` (from /proc)."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    pids.append(int(entry.name))
+            except FileNotFoundError:
+                continue
+    return pids
+
+
+def _read(path: Path, limit: int) -> tuple[str, bool]:
+    """The first ``limit`` characters of a file, and whether it was longer."""
+    with path.open("rb") as fh:
+        data = fh.read(limit * 4 + 4)
+    text = data.decode("utf-8", errors="replace")
+    return text[:limit], len(text) > limit or path.stat().st_size > len(data)
+
+
+def _classify(
+    code: int | None, timed_out: bool, report: str, nonce: str, stderr: str
+) -> tuple[Status, str]:
+    """Map exit code, timeout flag and launcher report to a status and a reason."""
+    if timed_out:
+        return "timeout", "wall-clock limit reached"
+    if f"{nonce} memory" in report or (code == 1 and "MemoryError" in stderr[-2000:]):
+        return "memory", "memory limit reached"
+    if code is not None and code < 0:
+        sig = -code
+        if sig in (signal.SIGXCPU, signal.SIGKILL):
+            return "timeout", f"CPU-time limit reached ({signal.Signals(sig).name})"
+        if sig == signal.SIGXFSZ:
+            return "failed", "file-size limit reached"
+        return "crashed", f"killed by signal {signal.Signals(sig).name}"
+    if f"{nonce} start" not in report:
+        return "crashed", "the sandbox launcher failed before the program started"
+    if code == 0:
+        if f"{nonce} done" in report:
+            return "passed", ""
+        return "failed", "exited 0 before the program finished (early exit)"
+    return "failed", f"exit code {code}"
+
+
+def run_program(
+    code: str,
+    *,
+    timeout: float = 10.0,
+    memory_mb: int = 2048,
+    limits: Limits | None = None,
+    isolate_network: bool = True,
+    hash_seed: int | None = None,
+    python: str = sys.executable,
+) -> ExecResult:
+    """Run ``code`` in the sandbox and classify the outcome.
+
+    ``hash_seed`` fixes ``PYTHONHASHSEED`` (set iteration order of strings); it then runs
+    ``python -s -P`` instead of ``-I``, because ``-I`` ignores that variable.
+    """
+    lim = limits or Limits(timeout=timeout, memory_mb=memory_mb)
+    base = Path(tempfile.mkdtemp(prefix="srlib-sbx-"))
+    uid = _sandbox_uid()
+    nonce = secrets.token_hex(16)
+    read_fd, write_fd = os.pipe()
+    try:
+        os.chmod(base, 0o711)
+        work = base / "work"
+        work.mkdir()
+        if uid is not None:
+            os.chown(work, uid, uid)
+        os.chmod(work, 0o700)
+        program = base / "program.py"
+        program.write_text(code, encoding="utf-8")
+        os.chmod(program, 0o600)
+        cfg = {
+            "program": str(program),
+            "nonce": nonce,
+            "fd": write_fd,
+            "uid": uid,
+            "isolate_network": isolate_network,
+            "limits": {
+                "cpu_s": max(1, math.ceil(lim.timeout)) + 1,
+                "memory_bytes": lim.memory_mb * 2**20,
+                "file_bytes": lim.file_mb * 2**20,
+                "processes": lim.processes,
+            },
+        }
+        flags = ["-I"] if hash_seed is None else ["-s", "-P"]
+        out_path, err_path = base / "stdout", base / "stderr"
+        start = time.perf_counter()
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            proc = subprocess.Popen(
+                [python, *flags, str(LAUNCHER), json.dumps(cfg)],
+                cwd=work,
+                env=_env(work, hash_seed),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+            )
+            os.close(write_fd)
+            write_fd = -1
+            timed_out = False
+            try:
+                proc.wait(timeout=lim.timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            _kill_all(proc.pid, uid)
+            proc.wait()
+        duration = time.perf_counter() - start
+        os.set_blocking(read_fd, False)
+        try:
+            report = os.read(read_fd, 1 << 16).decode("utf-8", errors="replace")
+        except BlockingIOError:
+            report = ""
+        stdout, out_cut = _read(out_path, lim.max_output)
+        stderr, err_cut = _read(err_path, lim.max_output)
+        status, reason = _classify(proc.returncode, timed_out, report, nonce, stderr)
+        if out_cut or err_cut:
+            reason = (reason + "; " if reason else "") + "output truncated"
+        started = re.search(rf"^{nonce} start net=(\d) uid=(\d)$", report, re.M)
+        isolation = {
+            "network": bool(started and started[1] == "1"),
+            "uid": bool(started and started[2] == "1"),
+        }
+        return ExecResult(
+            status, proc.returncode, stdout, stderr, duration, reason, isolation
+        )
+    finally:
+        os.close(read_fd)
+        if write_fd >= 0:
+            os.close(write_fd)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run_programs(
+    codes: Sequence[str],
+    *,
+    workers: int | None = None,
+    progress: bool | str = True,
+    **kwargs: object,
+) -> list[ExecResult]:
+    """Run many programs in parallel (one sandbox each); results keep the input order."""
+    workers = workers or os.cpu_count() or 1
+    desc = progress if isinstance(progress, str) else "sandbox"
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(lambda c: run_program(c, **kwargs), codes)
+        return list(tqdm(results, total=len(codes), desc=desc, disable=not progress))
