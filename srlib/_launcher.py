@@ -1,13 +1,14 @@
 """Sandbox launcher: confine this interpreter, then run one untrusted program in it.
 
-Run by ``srlib.sandbox`` as ``python -I _launcher.py CONFIG_JSON``. It imports nothing from
-srlib (the sandboxed interpreter may not see the project) and reports on a private pipe:
+Run by ``srlib.sandbox`` as ``python -I _launcher.py PROGRAM NONCE FD UID NET CPU_S MEMORY
+FILE PROCESSES STACK`` (UID -1: keep the caller's; limits in seconds and bytes). It imports
+nothing from srlib, nor anything slow (startup is most of a short run's cost), and reports
+on a private pipe:
 ``NONCE start net=N uid=N`` before the program runs and ``NONCE done`` only after it finished
 without an exception, so an early ``sys.exit(0)`` or ``os._exit(0)`` never counts as passed.
 """
 
 import ctypes
-import json
 import os
 import resource
 import sys
@@ -48,25 +49,25 @@ def _drop_privileges(libc, uid: int) -> bool:
 
 
 def main() -> None:
-    cfg = json.loads(sys.argv[1])
-    report = os.fdopen(cfg["fd"], "w", buffering=1)
-    nonce = cfg["nonce"]
-    with open(cfg["program"], encoding="utf-8") as fh:
+    program, nonce, fd, *numbers = sys.argv[1:]
+    uid_, net_, cpu_s, memory, file_size, processes, stack = map(int, numbers)
+    report = os.fdopen(int(fd), "w", buffering=1)
+    with open(program, encoding="utf-8") as fh:
         source = fh.read()
     libc = _libc()
-    net = cfg["isolate_network"] and _isolate_network(libc)
-    limits = cfg["limits"]
+    net = bool(net_) and _isolate_network(libc)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
-    uid = cfg["uid"] is not None and _drop_privileges(libc, cfg["uid"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    uid = uid_ >= 0 and _drop_privileges(libc, uid_)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     report.write(f"{nonce} start net={int(net)} uid={int(uid)}\n")
-    sys.argv = [cfg["program"]]
-    code = compile(source, cfg["program"], "exec")
-    del cfg, source, limits, libc
+    sys.argv = [program]
+    code = compile(source, program, "exec")
+    del source, libc
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
         exec(code, namespace)

@@ -14,12 +14,13 @@ adversary who targets this code (the program runs in the launcher's interpreter)
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import json
 import math
 import os
 import re
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
 LAUNCHER = Path(__file__).with_name("_launcher.py")
@@ -50,6 +51,7 @@ class Limits:
     memory_mb: int = 2048  # address-space limit (RLIMIT_AS)
     file_mb: int = 16  # largest file the program may write, stdout/stderr included
     processes: int = 64  # processes + threads of the sandbox uid (enforced when root)
+    stack_mb: int = 64  # main-thread stack: runaway C recursion crashes instead of swapping
     max_output: int = 10_000  # characters of stdout/stderr kept in the result
 
 
@@ -98,6 +100,26 @@ def _env(work: Path, hash_seed: int | None) -> dict[str, str]:
     return env
 
 
+def _wait(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait for ``proc`` to exit; False on timeout. Uses a pidfd, so the exit is seen at once
+    (``Popen.wait(timeout)`` polls with sleeps of up to 50 ms, most of a short run's cost)."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    if ready:
+        proc.wait()
+    return bool(ready)
+
+
 def _kill_all(pgid: int, uid: int | None) -> None:
     """Kill the run's process group and, when it had its own uid, every process of that uid."""
     for _ in range(20):
@@ -110,10 +132,8 @@ def _kill_all(pgid: int, uid: int | None) -> None:
         if uid is not None:
             for pid in _pids_of(uid):
                 found = True
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
         if not found:
             return
         time.sleep(0.01)
@@ -194,25 +214,24 @@ def run_program(
         program = base / "program.py"
         program.write_text(code, encoding="utf-8")
         os.chmod(program, 0o600)
-        cfg = {
-            "program": str(program),
-            "nonce": nonce,
-            "fd": write_fd,
-            "uid": uid,
-            "isolate_network": isolate_network,
-            "limits": {
-                "cpu_s": max(1, math.ceil(lim.timeout)) + 1,
-                "memory_bytes": lim.memory_mb * 2**20,
-                "file_bytes": lim.file_mb * 2**20,
-                "processes": lim.processes,
-            },
-        }
+        args = [
+            str(program),
+            nonce,
+            write_fd,
+            -1 if uid is None else uid,
+            int(isolate_network),
+            max(1, math.ceil(lim.timeout)) + 1,
+            lim.memory_mb * 2**20,
+            lim.file_mb * 2**20,
+            lim.processes,
+            lim.stack_mb * 2**20,
+        ]
         flags = ["-I"] if hash_seed is None else ["-s", "-P"]
         out_path, err_path = base / "stdout", base / "stderr"
         start = time.perf_counter()
         with out_path.open("wb") as out, err_path.open("wb") as err:
             proc = subprocess.Popen(
-                [python, *flags, str(LAUNCHER), json.dumps(cfg)],
+                [python, *flags, str(LAUNCHER), *map(str, args)],
                 cwd=work,
                 env=_env(work, hash_seed),
                 stdin=subprocess.DEVNULL,
@@ -223,11 +242,7 @@ def run_program(
             )
             os.close(write_fd)
             write_fd = -1
-            timed_out = False
-            try:
-                proc.wait(timeout=lim.timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            timed_out = not _wait(proc, lim.timeout)
             _kill_all(proc.pid, uid)
             proc.wait()
         duration = time.perf_counter() - start
@@ -246,9 +261,7 @@ def run_program(
             "network": bool(started and started[1] == "1"),
             "uid": bool(started and started[2] == "1"),
         }
-        return ExecResult(
-            status, proc.returncode, stdout, stderr, duration, reason, isolation
-        )
+        return ExecResult(status, proc.returncode, stdout, stderr, duration, reason, isolation)
     finally:
         os.close(read_fd)
         if write_fd >= 0:

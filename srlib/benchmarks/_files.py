@@ -33,7 +33,7 @@ def hf_hub_cache() -> Path:
 
 
 def cached_dataset_files(repo_id: str, pattern: str) -> list[Path]:
-    """Files of an already-downloaded HF dataset repo matching ``pattern``, newest snapshot first."""
+    """Files of a HF dataset repo already in the cache matching ``pattern`` (newest snapshot)."""
     root = hf_hub_cache() / ("datasets--" + repo_id.replace("/", "--")) / "snapshots"
     if not root.is_dir():
         return []

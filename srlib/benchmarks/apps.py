@@ -1,4 +1,4 @@
-"""APPS (Hendrycks et al. 2021) from a local copy: HF ``codeparrot/apps`` JSONL or the original tree.
+"""APPS (Hendrycks et al. 2021) from a local copy: HF ``codeparrot/apps`` JSONL or the APPS tree.
 
 APPS is not shipped with srlib. Give ``path=`` (a ``test.jsonl``/``train.jsonl`` file, a
 folder holding one, or the original ``APPS/`` folder with ``test/0000/question.txt`` ...),
@@ -46,7 +46,10 @@ def load_apps(
         else:
             samples.append(sample)
     if skipped:
-        warnings.warn(f"APPS {split}: skipped {skipped} problems without solutions or tests")
+        warnings.warn(
+            f"APPS {split}: skipped {skipped} problems without solutions or tests",
+            stacklevel=2,
+        )
     return samples
 
 
@@ -86,13 +89,14 @@ def _records(p: Path, split: str):
             "question": (d / "question.txt").read_text(encoding="utf-8"),
             "solutions": _read_opt(d / "solutions.json"),
             "input_output": _read_opt(d / "input_output.json"),
-            "starter_code": _read_opt(d / "starter_code.py", raw=True),
+            "starter_code": _read_opt(d / "starter_code.py"),
             "difficulty": json.loads(meta.read_text()).get("difficulty") if meta.exists() else "",
         }
 
 
-def _read_opt(p: Path, raw: bool = False) -> str:
-    return p.read_text(encoding="utf-8") if p.is_file() else ("" if raw else "")
+def _read_opt(p: Path) -> str:
+    """A file's text, or "" when the problem folder lacks it."""
+    return p.read_text(encoding="utf-8") if p.is_file() else ""
 
 
 def _json_field(value: Any) -> Any:
@@ -115,10 +119,16 @@ def _sample(rec: dict, split: str) -> Sample | None:
     starter = rec.get("starter_code") or ""
     fn_name = io.get("fn_name")
     if fn_name:
-        cases = [(args if isinstance(args, list) else [args], out) for args, out in zip(inputs, outputs)]
+        cases = [
+            (args if isinstance(args, list) else [args], out)
+            for args, out in zip(inputs, outputs, strict=True)
+        ]
         tests, fmt = call_tests(fn_name, cases, in_class="class Solution" in starter), "standalone"
     else:
-        tests, fmt = json.dumps([[_text(i), _text(o)] for i, o in zip(inputs, outputs)]), "stdio"
+        tests, fmt = (
+            json.dumps([[_text(i), _text(o)] for i, o in zip(inputs, outputs, strict=True)]),
+            "stdio",
+        )
     pid = rec.get("problem_id", rec.get("id"))
     prompt = rec["question"] + (f"\n{starter}" if starter else "")
     return Sample(
@@ -129,7 +139,11 @@ def _sample(rec: dict, split: str) -> Sample | None:
         tests=tests,
         entry_point=fn_name or "",
         format=fmt,
-        metadata={"problem_id": pid, "difficulty": rec.get("difficulty", ""),
-                  "n_solutions": len(solutions), "url": rec.get("url", "")},
+        metadata={
+            "problem_id": pid,
+            "difficulty": rec.get("difficulty", ""),
+            "n_solutions": len(solutions),
+            "url": rec.get("url", ""),
+        },
         text_sep="\n",
     )

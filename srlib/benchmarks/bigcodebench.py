@@ -96,6 +96,9 @@ def _sample(r: dict, file: Path, row: int) -> Sample:
         tests=r["test"] + RUNNER,
         entry_point=r["entry_point"],
         format="completion",
-        metadata={"task_id": r["task_id"], "libs": libs if isinstance(libs, list) else str(libs),
-                  "instruct_prompt": r.get("instruct_prompt", "")},
+        metadata={
+            "task_id": r["task_id"],
+            "libs": libs if isinstance(libs, list) else str(libs),
+            "instruct_prompt": r.get("instruct_prompt", ""),
+        },
     )

@@ -1,0 +1,35 @@
+# The two commands of the README: `make book` builds the whole book, `make test` runs the tests.
+# Both create .venv on first use and install the project into it (torch pinned to 2.13.0).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.srlib-installed
+
+.PHONY: install book book-quick test lint format clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[book,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+book: install
+	$(BIN)/srlib book
+
+book-quick: install
+	$(BIN)/srlib book --quick
+
+lint: install
+	$(BIN)/ruff format --check srlib tests bench
+	$(BIN)/ruff check srlib tests bench
+
+test: lint
+	$(BIN)/pytest
+
+format: install
+	$(BIN)/ruff format srlib tests bench
+	$(BIN)/ruff check --fix srlib tests bench
+
+clean:
+	rm -rf _build book/_executed .pytest_cache .ruff_cache

@@ -1,0 +1,143 @@
+"""The book runner: execute every notebook of the runs file with papermill, then build the book.
+
+``runs.yml`` lists each notebook with its full-run parameters and the ``quick`` overrides
+that shrink it. Executed copies go to ``book/_executed/`` (git-ignored) and carry a stamp of
+what produced them, so an interrupted ``make book`` re-executes only what is missing or stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+EXECUTED = Path("book/_executed")
+
+
+@dataclass
+class Run:
+    """One notebook execution: source notebook, parameters, and quick-mode overrides."""
+
+    notebook: Path
+    parameters: dict[str, Any] = field(default_factory=dict)
+    quick: dict[str, Any] = field(default_factory=lambda: {"quick": True})
+
+    def params(self, quick: bool) -> dict[str, Any]:
+        """The parameters papermill injects: full run, or full run with quick overrides."""
+        return {**self.parameters, **(self.quick if quick else {})}
+
+    def output(self, root: Path) -> Path:
+        """Where the executed copy is written."""
+        return root / EXECUTED / self.notebook.name
+
+
+def read_runs(path: str | os.PathLike[str]) -> list[Run]:
+    """Parse the runs file; a bad entry is an error naming the file and the entry."""
+    path = Path(path)
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: expected a list of runs")
+    runs = []
+    for i, e in enumerate(entries, 1):
+        if not isinstance(e, dict) or "notebook" not in e:
+            raise ValueError(f"{path}: run {i} needs a 'notebook' key, got {e!r}")
+        unknown = set(e) - {"notebook", "parameters", "quick"}
+        if unknown:
+            raise ValueError(f"{path}: run {i} has unknown key(s) {sorted(unknown)}")
+        nb = path.parent / e["notebook"]
+        if not nb.is_file():
+            raise FileNotFoundError(f"{path}: run {i}: notebook {nb} does not exist")
+        runs.append(Run(Path(e["notebook"]), e.get("parameters") or {}, e.get("quick") or {}))
+    return runs
+
+
+def _stamp(root: Path, run: Run, quick: bool) -> str:
+    """Hash of the notebook, its parameters and the library source: what the output depends on."""
+    h = hashlib.sha256((root / run.notebook).read_bytes())
+    h.update(json.dumps(run.params(quick), sort_keys=True).encode())
+    for src in sorted((root / "srlib").rglob("*.py")):
+        h.update(src.read_bytes())
+    return h.hexdigest()
+
+
+def _is_current(out: Path, stamp: str) -> bool:
+    if not out.is_file():
+        return False
+    meta = json.loads(out.read_text(encoding="utf-8")).get("metadata", {})
+    return meta.get("srlib", {}).get("stamp") == stamp
+
+
+def execute(
+    root: Path = ROOT, quick: bool = False, only: list[str] | None = None, force: bool = False
+) -> list[Path]:
+    """Execute the runs file's notebooks (stale ones only unless ``force``); return outputs.
+
+    ``root`` is the book's folder (``runs.yml``, ``notebooks/``); notebooks run with it as
+    their working directory."""
+    import nbformat
+    import papermill as pm
+
+    outputs = []
+    for run in read_runs(root / "runs.yml"):
+        if only and run.notebook.stem not in only and run.notebook.name not in only:
+            continue
+        out, stamp = run.output(root), _stamp(root, run, quick)
+        outputs.append(out)
+        if not force and _is_current(out, stamp):
+            print(f"[book] {run.notebook} is up to date", flush=True)
+            continue
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".partial.ipynb")
+        print(f"[book] executing {run.notebook} with {run.params(quick)}", flush=True)
+        start = time.perf_counter()
+        try:
+            pm.execute_notebook(
+                str(root / run.notebook),
+                str(tmp),
+                parameters=run.params(quick),
+                cwd=str(root),
+                kernel_name="python3",
+                progress_bar=False,
+            )
+        except pm.PapermillExecutionError as e:
+            raise RuntimeError(
+                f"{run.notebook} failed in cell {e.exec_count}: {e.ename}: {e.evalue} "
+                f"(partial output kept in {tmp})"
+            ) from e
+        nb = nbformat.read(tmp, as_version=4)
+        nb.metadata["srlib"] = {
+            "stamp": stamp,
+            "quick": quick,
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+        nbformat.write(nb, tmp)
+        os.replace(tmp, out)
+        print(
+            f"[book] wrote {out.relative_to(root)} in {nb.metadata['srlib']['seconds']} s",
+            flush=True,
+        )
+    return outputs
+
+
+def build(root: Path = ROOT) -> Path:
+    """Compile the executed notebooks into HTML with Jupyter Book; warnings are errors."""
+    exe = Path(sys.executable).with_name("jupyter-book")
+    if not exe.is_file():
+        raise FileNotFoundError(
+            f"{exe} not found: install the book extra (pip install -e '.[book]')"
+        )
+    cmd = [str(exe), "build", str(root), "--path-output", str(root), "-W", "-n", "--keep-going"]
+    subprocess.run(cmd, check=True, cwd=root)
+    index = root / "_build" / "html" / "index.html"
+    if not index.is_file():
+        raise RuntimeError(f"jupyter-book finished but {index} is missing")
+    return index

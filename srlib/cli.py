@@ -1,0 +1,73 @@
+"""The ``srlib`` command: build the book, list and check benchmarks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _book(args: argparse.Namespace) -> int:
+    from srlib import book
+
+    book.execute(quick=args.quick, only=args.only, force=args.force)
+    if not args.no_build:
+        print(f"[book] built {book.build()}")
+    return 0
+
+
+def _benchmarks(args: argparse.Namespace) -> int:
+    from srlib.tables import availability
+
+    table = availability()
+    print(table.drop(columns="how to get it").to_string(index=False))
+    for _, row in table[~table.available].iterrows():
+        print(f"\n{row.benchmark}: {row['how to get it']}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from srlib.benchmarks import load_benchmark
+    from srlib.execution import check_samples
+    from srlib.tables import pass_table
+
+    samples = load_benchmark(args.benchmark)[: args.limit]
+    checks = check_samples(samples, timeout=args.timeout, workers=args.workers)
+    print(pass_table(checks).to_string())
+    failed = checks[~checks.passed]
+    if len(failed):
+        print(failed[["id", "status", "reason", "error"]].to_string(index=False))
+    if args.output:
+        checks.to_csv(args.output, index=False)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``srlib`` console script."""
+    parser = argparse.ArgumentParser(prog="srlib", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("book", help="execute the notebooks of runs.yml and build the book")
+    p.add_argument("--quick", action="store_true", help="use each run's quick parameters")
+    p.add_argument("--only", nargs="+", help="notebook names (stems) to execute")
+    p.add_argument("--force", action="store_true", help="re-execute up-to-date notebooks too")
+    p.add_argument("--no-build", action="store_true", help="execute only, skip jupyter-book")
+    p.set_defaults(func=_book)
+
+    p = sub.add_parser("benchmarks", help="list benchmarks and whether they load here")
+    p.set_defaults(func=_benchmarks)
+
+    p = sub.add_parser("check", help="run a benchmark's reference solutions in the sandbox")
+    p.add_argument("benchmark", help="registry name or jsonl:PATH")
+    p.add_argument("--limit", type=int, default=None, help="first N samples only")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per program")
+    p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
+    p.add_argument("--output", help="write the per-sample table to this CSV file")
+    p.set_defaults(func=_check)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

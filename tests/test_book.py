@@ -1,0 +1,106 @@
+"""The book runner: runs file, staleness stamps, failures, and the real book built quick."""
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from srlib import book
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def notebook(path, *sources, params="x = 1"):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(params, metadata={"tags": ["parameters"]})]
+    nb.cells += [nbformat.v4.new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def last_output(path):
+    return nbformat.read(path, as_version=4).cells[-1].outputs[0].text
+
+
+def test_runs_file_errors_name_the_entry(tmp_path):
+    runs = tmp_path / "runs.yml"
+    runs.write_text("- parameters: {}\n")
+    with pytest.raises(ValueError, match="run 1 needs a 'notebook' key"):
+        book.read_runs(runs)
+    runs.write_text("- notebook: notebooks/none.ipynb\n")
+    with pytest.raises(FileNotFoundError, match="none.ipynb does not exist"):
+        book.read_runs(runs)
+    notebook(tmp_path / "notebooks" / "a.ipynb")
+    runs.write_text("- notebook: notebooks/a.ipynb\n  quick: {x: 2}\n  extra: 1\n")
+    with pytest.raises(ValueError, match="unknown key"):
+        book.read_runs(runs)
+
+
+def test_execute_stamps_skips_current_and_reruns_stale(tmp_path):
+    notebook(tmp_path / "notebooks" / "a.ipynb", "print(x * 10)")
+    (tmp_path / "runs.yml").write_text("- notebook: notebooks/a.ipynb\n  quick: {x: 2}\n")
+    (out,) = book.execute(tmp_path, quick=True)
+    assert last_output(out) == "20\n"
+    mtime = out.stat().st_mtime_ns
+    book.execute(tmp_path, quick=True)
+    assert out.stat().st_mtime_ns == mtime
+    book.execute(tmp_path, quick=False)
+    assert last_output(out) == "10\n"
+
+
+def test_failing_notebook_names_itself_and_keeps_partial_output(tmp_path):
+    notebook(tmp_path / "notebooks" / "bad.ipynb", "raise ValueError('boom')")
+    (tmp_path / "runs.yml").write_text("- notebook: notebooks/bad.ipynb\n")
+    with pytest.raises(RuntimeError, match=r"bad\.ipynb failed in cell .*ValueError: boom"):
+        book.execute(tmp_path)
+    assert not (tmp_path / book.EXECUTED / "bad.ipynb").exists()
+    assert (tmp_path / book.EXECUTED / "bad.partial.ipynb").exists()
+
+
+def test_stored_notebooks_have_no_outputs_and_a_parameters_cell():
+    runs = book.read_runs(ROOT / "runs.yml")
+    listed = {r.notebook.name for r in runs}
+    assert listed == {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
+    for run in runs:
+        nb = nbformat.read(ROOT / run.notebook, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert not any(c.outputs or c.execution_count for c in code), f"{run.notebook} has outputs"
+        tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1, f"{run.notebook} needs exactly one 'parameters' cell"
+        assert "quick" in tagged[0].source and run.quick.get("quick") is True
+
+
+@pytest.fixture(scope="module")
+def quick_book(tmp_path_factory):
+    """A copy of the book's sources, every notebook executed quick, then built."""
+    root = tmp_path_factory.mktemp("book")
+    for name in ("_config.yml", "_toc.yml", "runs.yml"):
+        shutil.copy(ROOT / name, root / name)
+    for folder in ("notebooks", "book"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("_executed"))
+    outputs = book.execute(root, quick=True, force=True)
+    return root, outputs, book.build(root)
+
+
+@pytest.mark.notebook
+def test_every_notebook_runs_quick_without_errors(quick_book):
+    _, outputs, _ = quick_book
+    for out in outputs:
+        nb = nbformat.read(out, as_version=4)
+        errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+        assert not errors, f"{out.name}: {errors}"
+
+
+@pytest.mark.notebook
+def test_book_builds_with_benchmarks_table_and_figure(quick_book):
+    root, _, index = quick_book
+    assert index.is_file()
+    page = (root / "_build" / "html" / "book" / "_executed" / "00-benchmarks.html").read_text()
+    assert "<table" in page and "<img" in page
+    assert "humaneval" in page and "pass rate" in page

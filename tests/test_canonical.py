@@ -1,0 +1,17 @@
+"""Every loader checked by execution: reference solutions must pass their own tests."""
+
+from srlib.benchmarks import load_benchmark
+from srlib.benchmarks.mbpp import KNOWN_FAILURES
+from srlib.execution import check_samples
+
+
+def test_all_humaneval_canonical_solutions_pass():
+    checks = check_samples(load_benchmark("humaneval"), progress=False)
+    assert len(checks) == 164
+    assert checks.passed.all(), checks.loc[~checks.passed, ["id", "reason", "error"]]
+
+
+def test_mbpp_failures_are_exactly_the_documented_ones():
+    checks = check_samples(load_benchmark("mbpp"), progress=False)
+    failed = {int(i.removeprefix("mbpp/")) for i in checks.id[~checks.passed]}
+    assert failed == set(KNOWN_FAILURES)

@@ -1,0 +1,174 @@
+"""The sandbox classifies outcomes and contains hostile programs without harming the caller."""
+
+import os
+import socket
+import textwrap
+import time
+
+import pytest
+
+from srlib.sandbox import Limits, run_program, run_programs
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(
+    not IS_ROOT, reason="uid separation and network namespaces need root (CI runs as root)"
+)
+
+
+def run(code, **kw):
+    return run_program(textwrap.dedent(code), **{"timeout": 5.0, **kw})
+
+
+def test_passing_program_reports_output():
+    r = run("print('hello')")
+    assert (r.status, r.exit_code, r.stdout) == ("passed", 0, "hello\n")
+    assert r.passed and r.duration > 0
+
+
+def test_failing_assert_is_failed_with_traceback():
+    r = run("assert 1 + 1 == 3")
+    assert r.status == "failed" and r.exit_code == 1
+    assert "AssertionError" in r.stderr
+
+
+def test_syntax_error_is_failed():
+    assert run("def f(:\n  pass").status == "failed"
+
+
+@pytest.mark.parametrize(
+    "exit_call", ["import sys; sys.exit(0)", "import os; os._exit(0)", "exit()"]
+)
+def test_early_exit_zero_is_not_a_pass(exit_call):
+    r = run(f"{exit_call}\nassert False, 'tests never ran'")
+    assert r.exit_code == 0
+    assert r.status == "failed" and "early exit" in r.reason
+
+
+def test_infinite_loop_times_out_quickly():
+    start = time.perf_counter()
+    r = run("while True:\n    pass", timeout=1.0)
+    assert r.status == "timeout"
+    assert time.perf_counter() - start < 5
+
+
+def test_sleeping_child_process_is_killed_with_the_group():
+    r = run(
+        """
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        import time; time.sleep(60)
+        """,
+        timeout=1.0,
+    )
+    assert r.status == "timeout"
+
+
+def test_fork_bomb_is_contained():
+    r = run(
+        """
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+        """,
+        timeout=2.0,
+        limits=Limits(timeout=2.0, processes=32),
+    )
+    assert r.status in {"timeout", "failed"}
+    assert os.fork  # the test process is alive and can still start programs
+    assert run("print(1)").passed
+
+
+def test_allocating_10_gb_is_a_memory_error():
+    r = run("x = bytearray(10 * 2**30)", memory_mb=512)
+    assert r.status == "memory"
+
+
+@needs_root
+def test_deleting_a_file_outside_the_temp_dir_fails(tmp_path):
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    os.chmod(tmp_path, 0o755)
+    r = run(f"import os\nos.remove({str(victim)!r})")
+    assert r.status == "failed" and "PermissionError" in r.stderr
+    assert victim.read_text() == "keep me"
+
+
+def test_files_written_in_the_temp_dir_are_removed():
+    r = run("import os\nopen('out.txt', 'w').write('x')\nprint(os.getcwd())")
+    assert r.passed
+    assert not os.path.exists(r.stdout.strip())
+
+
+@needs_root
+def test_network_connection_is_refused():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    try:
+        r = run(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)")
+    finally:
+        server.close()
+    assert r.status == "failed"
+    assert "Network is unreachable" in r.stderr or "Connection refused" in r.stderr
+    assert r.isolation["network"]
+
+
+def test_stdout_flood_is_truncated_and_bounded():
+    r = run("while True:\n    print('x' * 1000)", limits=Limits(timeout=5.0, file_mb=1))
+    assert r.status in {"failed", "timeout"}
+    assert len(r.stdout) <= Limits().max_output
+    assert "output truncated" in r.reason
+
+
+def test_segfault_is_crashed():
+    r = run("import ctypes\nctypes.string_at(0)")
+    assert r.status == "crashed" and "SIGSEGV" in r.reason
+
+
+def test_unbounded_recursion_is_contained():
+    r = run("def f(n):\n    return f(n + 1)\nf(0)")
+    assert r.status == "failed" and "RecursionError" in r.stderr
+    deep = "import sys\nsys.setrecursionlimit(10**9)\ndef f(n):\n    return f(n + 1)\nf(0)"
+    r = run(deep, memory_mb=256, timeout=5.0)
+    assert r.status in {"failed", "memory", "crashed", "timeout"}
+    assert run("print(1)").passed
+
+
+def test_secret_environment_variables_do_not_leak(monkeypatch):
+    monkeypatch.setenv("SRLIB_TEST_API_KEY", "sk-secret-value-123")
+    r = run(
+        """
+        import os
+        print(sorted(os.environ.items()))
+        try:
+            print(open(f"/proc/{os.getppid()}/environ", "rb").read())
+        except OSError as e:
+            print("blocked", e.errno)
+        """
+    )
+    assert r.passed
+    assert "sk-secret-value-123" not in r.stdout
+    assert "SRLIB_TEST_API_KEY" not in r.stdout
+
+
+@needs_root
+def test_program_runs_as_unprivileged_user():
+    r = run("import os\nprint(os.getuid())")
+    assert r.passed and int(r.stdout) != 0 and r.isolation["uid"]
+
+
+def test_batch_keeps_order_and_runs_in_parallel():
+    codes = [f"print({i})" for i in range(12)] + ["raise SystemExit(3)"]
+    results = run_programs(codes, workers=2, progress=False, timeout=5.0)
+    assert [r.stdout for r in results[:-1]] == [f"{i}\n" for i in range(12)]
+    assert results[-1].status == "failed" and results[-1].exit_code == 3
+
+
+def test_hash_seed_makes_string_sets_deterministic():
+    code = "print(list({'alpha', 'beta', 'gamma', 'delta', 'epsilon'}))"
+    outs = {run(code, hash_seed=0).stdout for _ in range(3)}
+    assert len(outs) == 1
