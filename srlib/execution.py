@@ -28,6 +28,25 @@ def check_samples(
     )
 
 
+def known_failure(sample_id: str) -> str | None:
+    """The documented reason a benchmark's own reference solution fails, if there is one."""
+    from srlib.benchmarks.mbpp import KNOWN_FAILURES
+
+    task = sample_id.removeprefix("mbpp/")
+    if sample_id.startswith("mbpp/") and task.isdigit():
+        return KNOWN_FAILURES.get(int(task))
+    return None
+
+
+def failure_table(checks: pd.DataFrame) -> pd.DataFrame:
+    """The failed rows of ``check_samples`` with their documented reason, or a NEW marker."""
+    failed = checks.loc[~checks.passed, ["id", "status", "error"]].reset_index(drop=True)
+    failed["known reason"] = [
+        known_failure(i) or "NEW: not a documented failure" for i in failed.id
+    ]
+    return failed
+
+
 def _last_line(text: str) -> str:
     """The last non-empty line of a traceback: the exception and its message."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]

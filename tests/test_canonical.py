@@ -1,8 +1,10 @@
 """Every loader checked by execution: reference solutions must pass their own tests."""
 
+import pandas as pd
+
 from srlib.benchmarks import load_benchmark
 from srlib.benchmarks.mbpp import KNOWN_FAILURES
-from srlib.execution import check_samples
+from srlib.execution import check_samples, failure_table
 
 
 def test_all_humaneval_canonical_solutions_pass():
@@ -15,3 +17,18 @@ def test_mbpp_failures_are_exactly_the_documented_ones():
     checks = check_samples(load_benchmark("mbpp"), progress=False)
     failed = {int(i.removeprefix("mbpp/")) for i in checks.id[~checks.passed]}
     assert failed == set(KNOWN_FAILURES)
+
+
+def test_failure_table_marks_undocumented_failures():
+    checks = pd.DataFrame(
+        {
+            "id": ["mbpp/341", "mbpp/2", "HumanEval/0"],
+            "status": ["failed", "failed", "passed"],
+            "passed": [False, False, True],
+            "error": ["AssertionError", "NameError", ""],
+        }
+    )
+    table = failure_table(checks)
+    assert list(table.id) == ["mbpp/341", "mbpp/2"]
+    assert table["known reason"][0] == KNOWN_FAILURES[341]
+    assert table["known reason"][1].startswith("NEW")
