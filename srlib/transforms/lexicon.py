@@ -95,12 +95,21 @@ def _valid(names) -> list[str]:
     return [n for n in dict.fromkeys(names) if n.isidentifier() and n not in RESERVED]
 
 
-def choose_name(name: str, taken: set[str], rng: random.Random, kind: str = "variable") -> str:
-    """A random plausible alternative to ``name`` not in ``taken``: lexicon first, then affixes."""
-    for options in (lexical_alternatives(name), affixed_alternatives(name, kind)):
-        free = [n for n in options if n not in taken and n != name]
-        if free:
-            return rng.choice(free)
+def choose_name(
+    name: str,
+    taken: set[str],
+    rng: random.Random,
+    kind: str = "variable",
+    lexical_share: float = 0.8,
+) -> str:
+    """A random plausible alternative to ``name`` not in ``taken``: a lexicon-based name with
+    probability ``lexical_share`` (when one is free), otherwise an affixed one."""
+    lexical = [n for n in lexical_alternatives(name) if n not in taken and n != name]
+    affixed = [n for n in affixed_alternatives(name, kind) if n not in taken and n != name]
+    if lexical and (not affixed or rng.random() < lexical_share):
+        return rng.choice(lexical)
+    if affixed:
+        return rng.choice(affixed)
     for i in itertools.count(2):
         if f"{name}{i}" not in taken and f"{name}{i}" not in RESERVED:
             return f"{name}{i}"

@@ -284,15 +284,16 @@ def _mentions(
 
 def rename_edits(
     analysis: Analysis, kinds: tuple[str, ...], rng: random.Random
-) -> tuple[list[Edit], dict[str, dict[str, str]]]:
-    """Edits that rename every symbol of the given kinds, and the mapping per scope."""
+) -> tuple[list[Edit], list[dict[str, str]]]:
+    """Edits that rename every symbol of the given kinds, and one record per rename
+    (``kind``, ``scope``, ``old``, ``new``)."""
     taken = set(analysis.taken)
-    edits, mapping = [], {}
+    edits, renames = [], []
     for sym in analysis.symbols:
         if sym.kind not in kinds:
             continue
         new = choose_name(sym.name, taken, rng, sym.kind)
         taken.add(new)
-        mapping.setdefault(sym.scope, {})[sym.name] = new
+        renames.append({"kind": sym.kind, "scope": sym.scope, "old": sym.name, "new": new})
         edits += [Edit(f, off, off + len(sym.name), new) for f, off in sym.occurrences]
-    return edits, mapping
+    return edits, renames
