@@ -134,8 +134,10 @@ def write_jsonl(samples: Iterable[Sample], path: str | os.PathLike[str]) -> Path
     return path
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
-    """Read samples from JSONL; a bad line raises ``SampleFormatError`` naming file and line."""
+def read_jsonl(path: str | os.PathLike[str], record_type: type[Sample] | None = None) -> list:
+    """Read samples (or ``record_type`` records, e.g. ``Variant``) from JSONL; a bad line
+    raises ``SampleFormatError`` naming file and line."""
+    record_type = record_type or Sample
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such JSONL file: {path}")
@@ -145,7 +147,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
             if not line.strip():
                 continue
             try:
-                samples.append(Sample.from_dict(json.loads(line)))
+                samples.append(record_type.from_dict(json.loads(line)))
             except (json.JSONDecodeError, SampleFormatError, TypeError) as e:
                 raise SampleFormatError(f"{path}:{lineno}: {e}") from e
     return samples

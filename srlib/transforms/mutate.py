@@ -50,7 +50,8 @@ def _mutate_int(v: int, rng: random.Random) -> int:
     new = v
     while new == v:
         new = v + rng.randint(-spread, spread)
-    return abs(new) if v >= 0 and new < 0 else new
+        new = abs(new) if v >= 0 else new
+    return new
 
 
 def _mutate_float(v: float, rng: random.Random) -> float:
@@ -59,7 +60,8 @@ def _mutate_float(v: float, rng: random.Random) -> float:
     new = v
     while new == v:
         new = round(v + rng.uniform(-1, 1) * max(1.0, abs(v) * 0.25), min(decimals, 6))
-    return abs(new) if v >= 0 and new < 0 else new
+        new = abs(new) if v >= 0 else new
+    return new
 
 
 def _same_class_char(c: str, rng: random.Random) -> str:

@@ -248,11 +248,8 @@ def _scope_label(scope) -> str:
     parts = []
     while scope is not None and not isinstance(scope, GlobalScope):
         node = getattr(scope, "node", None)
-        parts.append(
-            node.name.value
-            if isinstance(node, cst.FunctionDef)
-            else f"<{type(node).__name__.lower()}>"
-        )
+        named = isinstance(node, cst.FunctionDef | cst.ClassDef)
+        parts.append(node.name.value if named else f"<{type(node).__name__.lower()}>")
         scope = scope.parent
     return ".".join(reversed(parts))
 

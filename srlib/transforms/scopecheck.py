@@ -9,6 +9,7 @@ some scope, or a flag changed. This check runs on every rename before it is kept
 from __future__ import annotations
 
 import symtable
+import warnings
 
 
 def _flags(sym: symtable.Symbol) -> tuple[bool, ...]:
@@ -26,7 +27,9 @@ def _flags(sym: symtable.Symbol) -> tuple[bool, ...]:
 
 
 def _tables(code: str) -> list[symtable.SymbolTable]:
-    out, todo = [], [symtable.symtable(code, "<sample>", "exec")]
+    with warnings.catch_warnings():  # benchmark code has e.g. invalid escapes: not our concern
+        warnings.simplefilter("ignore")
+        out, todo = [], [symtable.symtable(code, "<sample>", "exec")]
     while todo:
         table = todo.pop(0)
         out.append(table)

@@ -4,7 +4,8 @@ Two checks, both on the exact strings: (1) a word-level alignment of original an
 which every difference is an identifier replaced by one of its new names, so every other
 byte (whitespace, comments, quotes, line ends) is identical; (2) a Python-token alignment of
 the code in which every difference is a NAME token, or a STRING/COMMENT token that differs
-only by mentions of a renamed *function*.
+only by mentions of a renamed *function* (or, in an f-string, by renamed names in its fields:
+Python 3.11 tokenizes an f-string as one STRING token).
 """
 
 from __future__ import annotations
@@ -76,11 +77,12 @@ def _token_problems(a: str, b: str, allowed, functions: set[str]) -> list[str]:
                 problems.append(f"NAME {x.string!r} -> {y.string!r} not in the mapping")
         elif x.type in (tokenize.STRING, tokenize.COMMENT):
             diff = word_diff(x.string, y.string) or [("?", "?")]
-            bad = [(o, n) for o, n in diff if o not in functions or n not in allowed.get(o, ())]
+            prefix = re.match(r"[A-Za-z]*", x.string).group().lower()
+            mentionable = allowed.keys() if "f" in prefix else functions  # f-string fields
+            bad = [(o, n) for o, n in diff if o not in mentionable or n not in allowed.get(o, ())]
             if bad:
-                problems.append(
-                    f"{tokenize.tok_name[x.type]} at {x.start} changed beyond function mentions: {bad}"
-                )
+                kind = tokenize.tok_name[x.type]
+                problems.append(f"{kind} at {x.start} changed beyond function mentions: {bad}")
         else:
             problems.append(f"{tokenize.tok_name[x.type]} token changed at {x.start}")
     return problems

@@ -7,7 +7,8 @@ truth test), or an example in the prompt (``>>> f(x)`` with its output line, ``f
 ``f(x) ➞ y``, ``f(x) -> y`` ...; MBPP prompts list the asserts themselves). Each case gets
 mutated arguments (``mutate``); the expected value comes from running the **original**
 solution on them in the sandbox, and inputs that raise or time out are dropped. Only the
-argument and expected-value spans change; every other byte stays.
+argument and expected-value spans change; every other byte stays (so literals written over
+several lines are left as they are).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ast
 import json
 import random
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +106,8 @@ def _case(text, fld, call, template_node, expected, mode, offset) -> Case | None
     template = text[start:cstart] + CALL_SLOT + text[cend:end]
     exp_span = _span(expected, offset) if expected is not None else None
     exp_src = text[exp_span[0] : exp_span[1]] if exp_span else ""
+    if any(_NEWLINE.search(text[a:b]) for a, b in spans) or _NEWLINE.search(exp_src):
+        return None  # a literal laid out over several lines: re-rendering would change layout
     return Case(
         field=fld,
         args=[_literal(v)[1] for v in values],
@@ -137,19 +141,21 @@ def _assert_case(text: str, fld: str, test: ast.expr, targets: set[str], offset)
             fname = ast.unparse(left.func)
             if fname in ("abs", "math.fabs", "fabs") and isinstance(inner, ast.BinOp):
                 for side, other in ((inner.left, inner.right), (inner.right, inner.left)):
-                    if side is call and _literal(other)[0]:
-                        return _case(text, fld, call, call, other, "value", offset)
+                    if call in ast.walk(side) and _literal(other)[0]:
+                        return _case(text, fld, call, side, other, "value", offset)
     if isinstance(test, ast.Call) and ast.unparse(test.func) in ("math.isclose", "isclose"):
         a = test.args[:2]
         for side, other in ((a[0], a[1]), (a[1], a[0])) if len(a) == 2 else ():
-            if side is call and _literal(other)[0]:
-                return _case(text, fld, call, call, other, "value", offset)
+            if call in ast.walk(side) and _literal(other)[0]:
+                return _case(text, fld, call, side, other, "value", offset)
     return None
 
 
 def _hidden_cases(sample: Sample, targets: set[str]) -> tuple[list[Case], int]:
     try:
-        tree = ast.parse(sample.tests)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(sample.tests)
     except SyntaxError:
         return [], 0
     offset = _char_offsets(sample.tests)

@@ -27,7 +27,7 @@ class Variant(Sample):
     index: int = 0
     kinds: tuple[str, ...] = ()
     renames: list[dict[str, str]] = field(default_factory=list)  # kind, scope, old, new
-    replaced_tests: list[dict[str, str]] = field(default_factory=list)  # field, old, new
+    replaced_tests: list[dict[str, str]] = field(default_factory=list)  # changed test lines
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -159,7 +159,8 @@ def _prepare(jobs, kinds, attempts, seed, validate, sandbox) -> None:
 
 
 def _generate(job: _Job, kinds, seed, need, naturalness, pool) -> list[Variant]:
-    """Up to ``need`` new distinct variants (``need * pool`` candidates when matching naturalness)."""
+    """Up to ``need`` new distinct variants, picked from ``need * pool`` candidates when
+    matching naturalness."""
     want = need * (pool if naturalness else 1)
     out: list[Variant] = []
     for _ in range(want * 8):
@@ -185,7 +186,7 @@ def _generate(job: _Job, kinds, seed, need, naturalness, pool) -> list[Variant]:
 def _one(job: _Job, kinds, seed, attempt) -> Variant | None:
     """One candidate variant (not yet validated), or None when nothing could change."""
     s, rng = job.sample, random.Random(f"{seed}:{job.sample.id}:{attempt}")
-    edits, renames, applied, replaced = [], [], [], []
+    edits, renames, applied, replaced, test_edits = [], [], [], [], []
     if job.analysis:
         for kind in ("function", "variable"):
             if kind in kinds and job.analysis.of_kind(kind):
@@ -201,14 +202,11 @@ def _one(job: _Job, kinds, seed, attempt) -> Variant | None:
                 valid = tc.valid_candidates(case)
                 chosen[key] = rng.choice(valid) if valid else None
             if chosen[key] is not None:
-                new = tc.case_edits(case, chosen[key])
-                edits += new
-                replaced += [
-                    {"field": e.field, "old": getattr(s, e.field)[e.start : e.end], "new": e.new}
-                    for e in new
-                ]
+                test_edits += tc.case_edits(case, chosen[key])
+        replaced = _changed_lines(s, apply_edits(s, test_edits))
         if replaced:
             applied.append("test")
+            edits += test_edits
     if not edits:
         return None
     fields = apply_edits(s, edits)
@@ -227,6 +225,19 @@ def _one(job: _Job, kinds, seed, attempt) -> Variant | None:
             )
             return None
     return variant
+
+
+def _changed_lines(s: Sample, fields: dict[str, str]) -> list[dict[str, str]]:
+    """The lines a test transformation changed, as ``{field, old, new}`` records."""
+    out = []
+    for name, text in fields.items():
+        before, after = getattr(s, name).splitlines(), text.splitlines()
+        out += [
+            {"field": name, "old": a, "new": b}
+            for a, b in zip(before, after, strict=True)
+            if a != b
+        ]
+    return out
 
 
 def _validate(items: Sequence[Sample], validate: bool, sandbox) -> list[tuple[bool, str]]:

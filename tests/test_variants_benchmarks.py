@@ -1,0 +1,38 @@
+"""The transformation module on whole benchmarks with n = 10 (the issue's acceptance run)."""
+
+import random
+
+import pytest
+
+from srlib.benchmarks import load_benchmark
+from srlib.sandbox import run_programs
+from srlib.transforms import make_variants_many
+from srlib.transforms.surface import rename_problems
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("benchmark", ["humaneval", "mbpp"])
+def test_every_rename_variant_is_byte_exact(benchmark):
+    samples = load_benchmark(benchmark)
+    sets = make_variants_many(
+        samples, 10, kinds=("function", "variable"), validate=False, progress=False
+    )
+    checked = 0
+    for sample, variants in zip(samples, sets, strict=True):
+        for v in variants:
+            assert rename_problems(sample, v, v.renames) == [], v.id
+            checked += 1
+    assert checked >= 9 * len(samples)
+
+
+def test_humaneval_all_kinds_yield_and_every_kept_variant_passes():
+    samples = load_benchmark("humaneval")
+    sets = make_variants_many(samples, 10, progress=False)
+    full = sum(len(vs) == 10 for vs in sets)
+    assert full >= 0.95 * len(samples)
+    assert all(vs.reasons for vs in sets if len(vs) < 10)
+    kept = [v for vs in sets for v in vs]
+    again = random.Random(0).sample(kept, 200)
+    assert all(r.passed for r in run_programs([v.program() for v in again], progress=False))
+    assert sum("test" in v.kinds for v in kept) >= 0.9 * len(kept)
