@@ -47,8 +47,7 @@ def test_variants_that_fail_validation_are_dropped_with_reason():
         prompt="",
         solution="def compute_total(values):\n    return sum(values)\n",
         tests=(
-            "assert compute_total([1, 2]) == 3\n"
-            "assert compute_total.__name__ == 'compute_total'\n"
+            "assert compute_total([1, 2]) == 3\nassert compute_total.__name__ == 'compute_total'\n"
         ),
         entry_point="compute_total",
         format="standalone",
