@@ -26,3 +26,32 @@ def length_distribution(lengths: pd.DataFrame, column: str = "solution_tokens") 
     axes[1].set(xlabel=label, ylabel="share of samples ≤ x", title="cumulative")
     fig.tight_layout()
     return fig
+
+
+def variant_yield(yields: pd.DataFrame) -> plt.Figure:
+    """Share of samples reaching at least n valid variants, per benchmark (from yield_table)."""
+    cols = [c for c in yields.columns if c.startswith("n ≥")]
+    long = yields[cols].reset_index().melt("benchmark", var_name="n", value_name="share")
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    sns.barplot(long, x="n", y="share", hue="benchmark", ax=ax)
+    ax.set(
+        ylim=(0, 1.05),
+        ylabel="share of samples",
+        xlabel="valid variants per sample",
+        title="Variant yield",
+    )
+    fig.tight_layout()
+    return fig
+
+
+def tokens_changed_by_kind(table: pd.DataFrame) -> plt.Figure:
+    """Distribution of changed tokens per variant, by transformation kind and benchmark."""
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    sns.boxplot(table, x="kinds", y="tokens changed", hue="benchmark", ax=ax, showfliers=False)
+    ax.set(
+        xlabel="transformation",
+        ylabel="tokens changed in the scored text",
+        title="How much each kind changes",
+    )
+    fig.tight_layout()
+    return fig
