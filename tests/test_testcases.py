@@ -3,6 +3,8 @@
 import dataclasses
 import random
 
+from conftest import program_sample
+
 from srlib.benchmarks import load_benchmark
 from srlib.samples import Sample
 from srlib.sandbox import run_program
@@ -85,14 +87,10 @@ def test_expected_values_come_from_the_original_solution():
 
 
 def test_inputs_that_raise_are_dropped():
-    sample = Sample(
-        id="toy/2",
-        benchmark="toy",
-        prompt="",
-        solution="def inv(x):\n    if x != 4:\n        raise ValueError\n    return 1 / x\n",
-        tests="assert inv(4) == 0.25\n",
-        entry_point="inv",
-        format="standalone",
+    sample = program_sample(
+        "def inv(x):\n    if x != 4:\n        raise ValueError\n    return 1 / x\n",
+        "assert inv(4) == 0.25\n",
+        "inv",
     )
     plan = evaluated(sample, attempts=6)
     assert plan.cases and plan.cases[0].candidates
@@ -118,15 +116,7 @@ def test_mbpp_prompt_asserts_mirror_the_hidden_tests():
 
 
 def test_samples_without_transformable_tests_say_why():
-    sample = Sample(
-        id="t",
-        benchmark="toy",
-        prompt="",
-        solution="def f():\n    return 1\n",
-        tests="import random\nassert f() == 1\n",
-        entry_point="f",
-        format="standalone",
-    )
+    sample = program_sample("def f():\n    return 1\n", "import random\nassert f() == 1\n")
     plan = tc.plan_tests(sample)
     assert plan.cases == []
     assert "asserts" in plan.reason

@@ -1,9 +1,10 @@
 """make_variants: n distinct validated variants, determinism, records, drops, options."""
 
 import pytest
+from conftest import program_sample
 
 from srlib.benchmarks import load_benchmark
-from srlib.samples import Sample, read_jsonl, write_jsonl
+from srlib.samples import read_jsonl, write_jsonl
 from srlib.sandbox import run_programs
 from srlib.transforms import Variant, make_variants, make_variants_many
 from srlib.transforms.surface import rename_problems
@@ -41,16 +42,10 @@ def test_rename_only_variants_are_byte_exact(he0):
 
 
 def test_variants_that_fail_validation_are_dropped_with_reason():
-    s = Sample(
-        id="t/name",
-        benchmark="toy",
-        prompt="",
-        solution="def compute_total(values):\n    return sum(values)\n",
-        tests=(
-            "assert compute_total([1, 2]) == 3\nassert compute_total.__name__ == 'compute_total'\n"
-        ),
-        entry_point="compute_total",
-        format="standalone",
+    s = program_sample(
+        "def compute_total(values):\n    return sum(values)\n",
+        "assert compute_total([1, 2]) == 3\nassert compute_total.__name__ == 'compute_total'\n",
+        "compute_total",
     )
     vs = make_variants(s, 2, kinds=("function",), progress=False)
     assert len(vs) == 0
@@ -60,29 +55,13 @@ def test_variants_that_fail_validation_are_dropped_with_reason():
 
 
 def test_original_that_fails_is_reported():
-    s = Sample(
-        id="t/bad",
-        benchmark="toy",
-        prompt="",
-        solution="def f(x):\n    return x\n",
-        tests="assert f(1) == 2\n",
-        entry_point="f",
-        format="standalone",
-    )
+    s = program_sample("def f(x):\n    return x\n", "assert f(1) == 2\n")
     vs = make_variants(s, 3, progress=False)
     assert len(vs) == 0 and "original fails" in vs.reasons[0]
 
 
 def test_small_rename_space_yields_fewer_with_reason():
-    s = Sample(
-        id="t/tiny",
-        benchmark="toy",
-        prompt="",
-        solution="def fib():\n    return 1\n",
-        tests="assert fib() == 1\n",
-        entry_point="fib",
-        format="standalone",
-    )
+    s = program_sample("def fib():\n    return 1\n", "assert fib() == 1\n", "fib")
     vs = make_variants(s, 30, kinds=("function",), progress=False)
     assert 0 < len(vs) < 30
     assert "distinct texts" in vs.reasons[0]
