@@ -1,0 +1,110 @@
+"""``detect``: SrDetection and the threshold baselines on a set of samples, as one table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from srlib.decide import self_referential
+from srlib.models.base import GenerationSettings, LanguageModel
+from srlib.samples import Sample
+from srlib.scoring import GRAY_SCORERS, ngram_overlap, perplexity, prefix_suffix, reference_ratio
+from srlib.transforms import KINDS, Variants, make_variants_many
+
+SETTINGS = ("gray", "black", "both")
+
+
+def detect(
+    model: LanguageModel,
+    samples: Sequence[Sample],
+    n: int = 5,
+    setting: str = "both",
+    variants: Sequence[Variants] | None = None,
+    kinds: Sequence[str] = KINDS,
+    seed: int = 0,
+    reference: LanguageModel | None = None,
+    ngo_n: int = 3,
+    fraction: float = 0.5,
+    max_new_tokens: int = 128,
+    progress: bool = True,
+    **variant_options,
+) -> pd.DataFrame:
+    """One row per sample: raw and oriented baseline scores of the original, SrDetection's
+    decision, rank p-value and margin per setting, and the number of variants used.
+    Raw values keep their names (``ppl``, ``min_k``, ``zlib``, ...); the oriented score of
+    every baseline (higher = more likely leaked) is ``score_<name>``.
+
+    ``variants`` (one ``Variants`` per sample) skips variant generation; otherwise ``n``
+    variants of ``kinds`` are made with ``seed``. Gray-box columns: ``ppl``,
+    ``ppl_variants_min``, ``sr_gray``, ``sr_gray_p``, ``sr_gray_margin`` (in PPL units),
+    ``min_k``, ``min_k_pp``, ``zlib`` (and ``ref`` with a reference model). Black-box: ``ngo``
+    of the original's greedy suffix, ``ngo_variants_max``, ``sr_black``, ``sr_black_p``,
+    ``sr_black_margin``; ``score_ngo`` is the NGO threshold baseline.
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    if variants is None:
+        variants = make_variants_many(samples, n, kinds, seed, progress=progress, **variant_options)
+    if len(variants) != len(samples):
+        raise ValueError(f"{len(variants)} variant sets for {len(samples)} samples")
+    rows = [
+        {"id": s.id, "benchmark": s.benchmark, "n_variants": len(vs)}
+        for s, vs in zip(samples, variants, strict=True)
+    ]
+    groups = [[s, *vs] for s, vs in zip(samples, variants, strict=True)]
+    if setting in ("gray", "both"):
+        _gray(model, reference, groups, rows)
+    if setting in ("black", "both"):
+        _black(model, groups, rows, ngo_n, fraction, max_new_tokens)
+    return pd.DataFrame(rows)
+
+
+def _unique_texts(items: list[str]) -> tuple[list[str], dict[str, int]]:
+    index = {t: i for i, t in enumerate(dict.fromkeys(items))}
+    return list(index), index
+
+
+def _gray(model, reference, groups, rows) -> None:
+    texts, index = _unique_texts([x.text for g in groups for x in g])
+    scores = model.token_logprobs(texts)
+    refs = reference.token_logprobs([g[0].text for g in groups]) if reference else None
+    for k, (group, row) in enumerate(zip(groups, rows, strict=True)):
+        ppls = [perplexity(scores[index[x.text]]).raw for x in group]
+        verdict = self_referential(ppls[0], ppls[1:], lower_is_leak=True)
+        row.update(
+            ppl=ppls[0],
+            ppl_variants_min=min(ppls[1:], default=np.nan),
+            sr_gray=verdict.leaked,
+            sr_gray_p=verdict.p_value,
+            sr_gray_margin=verdict.margin,
+        )
+        original = scores[index[group[0].text]]
+        for name, fn in GRAY_SCORERS.items():
+            try:
+                sc = fn(original, group[0].text)
+            except ValueError:  # e.g. Min-K%++ without the full distribution
+                sc = None
+            if name != "ppl":
+                row[name] = sc.raw if sc else np.nan
+            row[f"score_{name}"] = sc.score if sc else np.nan
+        if refs is not None:
+            sc = reference_ratio(original, refs[k])
+            row.update(ref=sc.raw, score_ref=sc.score)
+
+
+def _black(model, groups, rows, ngo_n, fraction, max_new_tokens) -> None:
+    splits = [[prefix_suffix(x, fraction) for x in g] for g in groups]
+    prompts, index = _unique_texts([p for sp in splits for p, _ in sp])
+    outputs = model.generate(prompts, GenerationSettings(max_new_tokens=max_new_tokens))
+    for sp, row in zip(splits, rows, strict=True):
+        ngo = [ngram_overlap(outputs[index[p]][0], suffix, ngo_n).raw for p, suffix in sp]
+        verdict = self_referential(ngo[0], ngo[1:], lower_is_leak=False)
+        row.update(
+            ngo=ngo[0],
+            ngo_variants_max=max(ngo[1:], default=np.nan),
+            sr_black=verdict.leaked,
+            sr_black_p=verdict.p_value,
+            sr_black_margin=verdict.margin,
+        )

@@ -1,0 +1,74 @@
+"""The one protocol every detector uses: token log-probabilities and generations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass
+class TokenScores:
+    """Per predicted token of one text (the first token is not predicted).
+
+    ``logprobs[t]`` is log p(x_t | x_<t); ``mean[t]`` and ``var[t]`` are the mean and variance
+    of log p(z | x_<t) over the vocabulary under p itself (what Min-K%++ normalises with):
+    μ_t = Σ_z p(z) log p(z), σ²_t = Σ_z p(z) (log p(z))² − μ_t². They are NaN when the backend
+    cannot see the whole distribution (a hosted API that returns only top-k log-probs).
+    """
+
+    tokens: list[str]
+    logprobs: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.tokens)
+        for name in ("logprobs", "mean", "var"):
+            arr = np.asarray(getattr(self, name), dtype=np.float64)
+            if arr.shape != (n,):
+                raise ValueError(f"{name} has shape {arr.shape}, expected ({n},)")
+            setattr(self, name, arr)
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict (for the cache and the server)."""
+        return {
+            "tokens": self.tokens,
+            "logprobs": self.logprobs.tolist(),
+            "mean": self.mean.tolist(),
+            "var": self.var.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TokenScores:
+        """Inverse of ``to_dict``."""
+        return cls(
+            d["tokens"], *(np.asarray(d[k], dtype=np.float64) for k in ("logprobs", "mean", "var"))
+        )
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How to continue a prompt: greedy by default; sampling with a seed."""
+
+    max_new_tokens: int = 64
+    temperature: float = 0.0  # 0 means greedy
+    top_p: float = 1.0
+    seed: int = 0
+    num_samples: int = 1
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """What srlib needs from a model; ``fingerprint`` identifies it for the cache."""
+
+    fingerprint: str
+
+    def token_logprobs(self, texts: list[str]) -> list[TokenScores]:
+        """Scores of every predicted token of each text."""
+        ...
+
+    def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+        """``settings.num_samples`` continuations (text after the prompt) per prompt."""
+        ...

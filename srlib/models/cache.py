@@ -1,0 +1,109 @@
+"""A disk cache of model outputs keyed by (model fingerprint, settings, text): re-running a
+notebook re-scores nothing, and a run killed midway resumes where it stopped (SQLite, one
+committed transaction per batch, so an interruption loses at most the batch in flight)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from srlib.models.base import GenerationSettings, TokenScores
+
+
+class DiskCache:
+    """A key-value store of JSON values in one SQLite file, safe across threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT)")
+        self._db.commit()
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        """A stable key for any JSON-serialisable parts."""
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The cached values among ``keys``."""
+        out = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = list(keys[i : i + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT key, value FROM cache WHERE key IN ({marks})", chunk
+                )
+                out.update((k, json.loads(v)) for k, v in rows)
+        return out
+
+    def put_many(self, items: dict[str, Any]) -> None:
+        """Store values and commit (one transaction)."""
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO cache VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in items.items()],
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
+
+
+class CachedModel:
+    """Wrap a model so that every score and generation is computed once, in batches of
+    ``chunk`` texts that are committed as they finish (with a progress bar)."""
+
+    def __init__(
+        self, model, cache: DiskCache | str | Path, chunk: int = 64, progress: bool = True
+    ):
+        self.model = model
+        self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
+        self.fingerprint = model.fingerprint
+        self.chunk, self.progress = chunk, progress
+        self.computed = 0  # items computed (not served from the cache) by this wrapper
+
+    def token_logprobs(self, texts: list[str]) -> list[TokenScores]:
+        """Cached ``token_logprobs``."""
+        values = self._cached(
+            texts, ("logprobs",), lambda xs: [s.to_dict() for s in self.model.token_logprobs(xs)]
+        )
+        return [TokenScores.from_dict(v) for v in values]
+
+    def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+        """Cached ``generate`` (keyed by the settings too)."""
+        key = ("generate", settings.__dict__)
+        return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
+
+    def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:
+        keys = [DiskCache.key(self.fingerprint, what, x) for x in items]
+        have = self.cache.get_many(keys)
+        missing = list(dict.fromkeys(k for k in keys if k not in have))
+        todo = {k: x for k, x in zip(keys, items, strict=True) if k in set(missing)}
+        order = list(todo)
+        bar = tqdm(
+            total=len(order),
+            desc=f"{what[0]} ({self.fingerprint[:24]})",
+            disable=not self.progress or not order,
+        )
+        for i in range(0, len(order), self.chunk):
+            batch = order[i : i + self.chunk]
+            results = compute([todo[k] for k in batch])
+            fresh = dict(zip(batch, results, strict=True))
+            self.cache.put_many(fresh)
+            have.update(fresh)
+            self.computed += len(batch)
+            bar.update(len(batch))
+        bar.close()
+        return [have[k] for k in keys]

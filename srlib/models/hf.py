@@ -1,0 +1,176 @@
+"""Hugging Face backend: any causal LM loadable with ``AutoModelForCausalLM``, offline only.
+
+Texts are scored in length-sorted, padded batches under ``torch.inference_mode``; texts
+longer than the context are scored with a sliding window, each token once, with as much
+left context as the window allows. float32 is the CPU default (bfloat16 matmuls are two
+orders of magnitude slower on CPUs without native support).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from srlib.models.base import GenerationSettings, TokenScores
+
+
+class ModelNotFound(FileNotFoundError):
+    """A model is neither a local folder nor in the Hugging Face cache."""
+
+
+def _fingerprint(path: Path, name: str, dtype: str) -> str:
+    """Identify the weights without hashing gigabytes: config, sizes, first and last MiB."""
+    h = hashlib.sha256(f"{name}|{dtype}".encode())
+    if path.is_dir():
+        for f in sorted(path.iterdir()):
+            if f.suffix in (".json", ".safetensors", ".bin", ".model", ".txt"):
+                h.update(f.name.encode() + str(f.stat().st_size).encode())
+                with f.open("rb") as fh:
+                    h.update(fh.read(1 << 20))
+                    if f.stat().st_size > 2 << 20:
+                        fh.seek(-(1 << 20), 2)
+                        h.update(fh.read())
+    return f"hf:{name}:{h.hexdigest()[:16]}"
+
+
+def _windows(n: int, size: int, stride: int) -> list[tuple[int, int, int]]:
+    """(start, end, first scored position) of windows covering ``n`` tokens, each token
+    predicted exactly once; position 0 is never predicted."""
+    if n <= size:
+        return [(0, n, 1)]
+    out, scored = [], 1
+    start = 0
+    while scored < n:
+        end = min(start + size, n)
+        out.append((start, end, scored))
+        scored = end
+        start = end - (size - stride)
+    return out
+
+
+class HFModel:
+    """A causal LM from a local path (or an id already in the HF cache); never downloads."""
+
+    def __init__(
+        self,
+        path: str,
+        device: str = "cpu",
+        dtype: str = "float32",
+        batch_size: int = 8,
+        max_length: int | None = None,
+        stride: int | None = None,
+    ) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                path, local_files_only=True, dtype=getattr(torch, dtype)
+            )
+        except (OSError, ValueError) as e:
+            raise ModelNotFound(
+                f"model {path!r} is not a local folder nor in the Hugging Face cache ({e}). "
+                "Download it where you have network access (e.g. `hf download NAME`) or pass "
+                "the folder that holds config.json and the weights."
+            ) from e
+        self.model.to(device).eval()
+        self.device, self.batch_size = device, batch_size
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
+        config = self.model.config
+        ctx = getattr(config, "max_position_embeddings", None) or getattr(
+            config, "n_positions", 1024
+        )
+        self.max_length = max_length or ctx
+        self.stride = stride or self.max_length // 2
+        self.name = str(path)
+        self.fingerprint = _fingerprint(Path(path), Path(str(path)).name, dtype)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` as the model is scored on it (special tokens included)."""
+        return self.tokenizer(text)["input_ids"]
+
+    def token_logprobs(self, texts: list[str]) -> list[TokenScores]:
+        """Scores of each text's predicted tokens, batched by length."""
+        import torch
+
+        ids = [self.encode(t) for t in texts]
+        jobs = []  # (text index, window start, window ids, first scored offset in the window)
+        for i, seq in enumerate(ids):
+            for start, end, scored in _windows(len(seq), self.max_length, self.stride):
+                jobs.append((i, start, seq[start:end], scored - start))
+        parts: dict[int, list[tuple]] = {i: [] for i in range(len(texts))}
+        order = sorted(range(len(jobs)), key=lambda j: -len(jobs[j][2]))
+        with torch.inference_mode():
+            for b in range(0, len(order), self.batch_size):
+                batch = [jobs[j] for j in order[b : b + self.batch_size]]
+                for (i, start, _, _), arrays in zip(batch, self._score_batch(batch), strict=True):
+                    parts[i].append((start, *arrays))
+        out = []
+        for i, seq in enumerate(ids):
+            windows = sorted(parts[i], key=lambda a: a[0])
+            lp, mu, var = (
+                np.concatenate([w[k] for w in windows]) if windows else np.zeros(0)
+                for k in (1, 2, 3)
+            )
+            tokens = self.tokenizer.convert_ids_to_tokens(seq[1:])
+            out.append(TokenScores(list(tokens), lp, mu, var))
+        return out
+
+    def _score_batch(self, batch):
+        import torch
+
+        """(log p of each token, μ, σ²) for the scored part of each window in the batch."""
+        width = max(len(w) for _, _, w, _ in batch)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([w + [pad] * (width - len(w)) for _, _, w, _ in batch])
+        mask = torch.tensor([[1] * len(w) + [0] * (width - len(w)) for _, _, w, _ in batch])
+        logits = self.model(
+            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)
+        ).logits.float()
+        results = []
+        for row, (_, _, window, first) in enumerate(batch):
+            n = len(window)
+            logp = torch.log_softmax(logits[row, : n - 1], dim=-1)
+            target = input_ids[row, 1:n].to(logp.device)
+            actual = logp.gather(-1, target[:, None])[:, 0]
+            p = logp.exp()
+            mu = (p * logp).sum(-1)
+            var = ((p * logp * logp).sum(-1) - mu * mu).clamp_min(0)
+            keep = slice(first - 1, None)
+            results.append(tuple(t[keep].cpu().numpy() for t in (actual, mu, var)))
+        return results
+
+    def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+        """Continuations of each prompt (greedy unless ``settings.temperature`` > 0)."""
+        import torch
+
+        tok = self.tokenizer
+        tok.padding_side, tok.truncation_side = "left", "left"  # keep the prompt's end
+        room = max(1, self.max_length - settings.max_new_tokens)
+        out: list[list[str]] = []
+        sample = settings.temperature > 0
+        for b in range(0, len(prompts), self.batch_size):
+            chunk = prompts[b : b + self.batch_size]
+            enc = tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=room)
+            enc = enc.to(self.device)
+            torch.manual_seed(settings.seed)
+            with torch.inference_mode():
+                gen = self.model.generate(
+                    **enc,
+                    max_new_tokens=settings.max_new_tokens,
+                    do_sample=sample,
+                    temperature=settings.temperature if sample else None,
+                    top_p=settings.top_p if sample else None,
+                    num_return_sequences=settings.num_samples,
+                    pad_token_id=self.tokenizer.pad_token_id,
+                )
+            new = gen[:, enc["input_ids"].shape[1] :]
+            texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+            k = settings.num_samples
+            out += [texts[j * k : (j + 1) * k] for j in range(len(chunk))]
+        tok.padding_side, tok.truncation_side = "right", "right"
+        return out
