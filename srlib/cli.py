@@ -1,4 +1,4 @@
-"""The ``srlib`` command: build the book, list and check benchmarks."""
+"""The ``srlib`` command: build the book, list and check benchmarks, serve a model."""
 
 from __future__ import annotations
 
@@ -42,6 +42,15 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from srlib.models.hf import HFModel
+    from srlib.models.serve import serve
+
+    model = HFModel(args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+    serve(model, args.host, args.port)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``srlib`` console script."""
     parser = argparse.ArgumentParser(prog="srlib", description=__doc__)
@@ -64,6 +73,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
     p.add_argument("--output", help="write the per-sample table to this CSV file")
     p.set_defaults(func=_check)
+
+    p = sub.add_parser("serve", help="an OpenAI-compatible completions server for a local model")
+    p.add_argument("--model", required=True, help="folder of a causal LM (or a cached HF id)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.set_defaults(func=_serve)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -105,11 +105,15 @@ def ngram_overlap(generated: str, reference: str, n: int = 3) -> Score:
 def prefix_suffix(sample: Sample, fraction: float = 0.5) -> tuple[str, str]:
     """The black-box split, applied identically to an original and its variants: the prefix
     is the prompt (and ``text_sep``) plus the first ``floor(fraction · L)`` of the solution's
-    L lines; the suffix is the rest of the solution (never empty)."""
+    L lines; the suffix is the rest of the solution (never empty). Whitespace at the end of
+    the prefix moves to the suffix, so the prompt does not end inside what the tokenizer
+    would have merged into one token (a newline with the next line's indent)."""
     lines = sample.solution.splitlines(keepends=True)
     k = min(int(fraction * len(lines)), max(0, len(lines) - 1))
     head = sample.prompt + sample.text_sep if "prompt" in sample.text_fields else ""
-    return head + "".join(lines[:k]), "".join(lines[k:])
+    prefix, suffix = head + "".join(lines[:k]), "".join(lines[k:])
+    cut = len(prefix.rstrip())
+    return prefix[:cut], prefix[cut:] + suffix
 
 
 def ngram_accuracy(model: LanguageModel, text: str, n: int = 5, starts: int = 5) -> Score:

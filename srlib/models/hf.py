@@ -89,6 +89,11 @@ class HFModel:
         self.name = str(path)
         self.fingerprint = _fingerprint(Path(path), Path(str(path)).name, dtype)
 
+    def first_token(self, text: str) -> str:
+        """The text of the first (never predicted) token of ``text``."""
+        ids = self.encode(text)
+        return self.tokenizer.decode(ids[:1]) if ids else ""
+
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as the model is scored on it (special tokens included)."""
         return self.tokenizer(text)["input_ids"]
@@ -116,8 +121,8 @@ class HFModel:
                 np.concatenate([w[k] for w in windows]) if windows else np.zeros(0)
                 for k in (1, 2, 3)
             )
-            tokens = self.tokenizer.convert_ids_to_tokens(seq[1:])
-            out.append(TokenScores(list(tokens), lp, mu, var))
+            tokens = [self.tokenizer.decode([t]) for t in seq[1:]]
+            out.append(TokenScores(tokens, lp, mu, var))
         return out
 
     def _score_batch(self, batch):

@@ -1,0 +1,111 @@
+"""OpenAI-compatible backend (vLLM, llama.cpp server, TGI, hosted APIs, ``srlib serve``).
+
+Generation uses ``/v1/completions``. Gray-box scores use ``echo`` with ``logprobs`` and
+``max_tokens = 0`` (the prompt's own token log-probs), which only some servers support; a
+server that does not is a clear ``UnsupportedByServer`` error, not a wrong number. Min-K%++
+needs μ and σ² over the whole vocabulary, which the API does not carry: they are NaN unless
+the server adds them (``srlib serve`` does, under ``logprobs.srlib``). Requests time out, are
+retried with exponential backoff on connection errors, 429 and 5xx, and run with bounded
+concurrency; results keep the input order.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from srlib.models.base import GenerationSettings, TokenScores
+
+
+class UnsupportedByServer(RuntimeError):
+    """The server cannot provide what a detector needs (e.g. echo log-probs)."""
+
+
+class OpenAIModel:
+    """A model behind an OpenAI-compatible ``/v1/completions`` endpoint."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        concurrency: int = 4,
+    ) -> None:
+        import httpx
+
+        self.url = base_url.rstrip("/") + "/completions"
+        self.model, self.max_retries, self.backoff = model, max_retries, backoff
+        self.concurrency = concurrency
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.client = httpx.Client(timeout=timeout, headers=headers)
+        self.fingerprint = f"openai:{base_url.rstrip('/')}:{model}"
+
+    def _post(self, payload: dict) -> dict:
+        import httpx
+
+        for attempt in range(self.max_retries + 1):
+            try:
+                r = self.client.post(self.url, json={"model": self.model, **payload})
+            except httpx.TransportError as e:
+                error = f"{type(e).__name__}: {e}"
+            else:
+                if r.status_code == 200:
+                    return r.json()
+                error = f"HTTP {r.status_code}: {r.text[:300]}"
+                if r.status_code not in (408, 429) and r.status_code < 500:
+                    raise UnsupportedByServer(f"{self.url} refused the request: {error}")
+            if attempt < self.max_retries:
+                time.sleep(self.backoff * 2**attempt)
+        raise ConnectionError(f"{self.url}: gave up after {self.max_retries + 1} tries ({error})")
+
+    def _map(self, fn, items: list) -> list:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(fn, items))
+
+    def token_logprobs(self, texts: list[str]) -> list[TokenScores]:
+        """Echo log-probs of each text (first token dropped: it is not predicted)."""
+        return self._map(self._score_one, texts)
+
+    def _score_one(self, text: str) -> TokenScores:
+        body = self._post(
+            {"prompt": text, "max_tokens": 0, "echo": True, "logprobs": 1, "temperature": 0}
+        )
+        lp = (body.get("choices") or [{}])[0].get("logprobs")
+        if not lp or not lp.get("token_logprobs"):
+            raise UnsupportedByServer(
+                f"{self.url} returned no echo log-probs; gray-box scores need a server that "
+                "supports echo with logprobs (vLLM, srlib serve)"
+            )
+        tokens, values = lp["tokens"][1:], lp["token_logprobs"][1:]
+        extra = lp.get("srlib") or {}
+        nan = [float("nan")] * len(tokens)
+        return TokenScores(
+            tokens,
+            np.asarray(values, dtype=float),
+            np.asarray(extra.get("mean", nan), dtype=float),
+            np.asarray(extra.get("var", nan), dtype=float),
+        )
+
+    def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+        """Continuations per prompt, greedy unless ``settings.temperature`` > 0."""
+
+        def one(prompt: str) -> list[str]:
+            body = self._post(
+                {
+                    "prompt": prompt,
+                    "max_tokens": settings.max_new_tokens,
+                    "temperature": settings.temperature,
+                    "top_p": settings.top_p,
+                    "n": settings.num_samples,
+                    "seed": settings.seed,
+                }
+            )
+            choices = sorted(body["choices"], key=lambda c: c.get("index", 0))
+            return [c["text"] for c in choices]
+
+        return self._map(one, prompts)

@@ -1,0 +1,42 @@
+"""detect() end to end: a model trained on one sample flags it, and only it."""
+
+import pytest
+
+from srlib.benchmarks import load_benchmark
+from srlib.detect import detect
+from srlib.evaluation import flag_rate
+from srlib.models.hf import HFModel
+from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_lm, train_tokenizer
+from srlib.transforms import make_variants_many
+
+
+@pytest.fixture(scope="module")
+def memorised(tmp_path_factory):
+    """A tiny model trained on HumanEval/2 and /3 until it knows them by heart."""
+    samples = load_benchmark("humaneval")
+    tok = train_tokenizer([s.text for s in samples], vocab_size=500)
+    model = tiny_gpt2(tok, TinyConfig(n_layer=2, n_head=2, n_embd=64, n_positions=256))
+    leaked = [samples[2].text, samples[3].text]
+    train_lm(model, tok, leaked * 20, steps=150, batch_size=8, block_size=192, lr=5e-3)
+    return HFModel(str(save(model, tok, tmp_path_factory.mktemp("memorised"))))
+
+
+def test_memorised_samples_are_flagged_in_both_settings(memorised):
+    samples = load_benchmark("humaneval")[:6]
+    variants = make_variants_many(samples, 4, progress=False)
+    table = detect(memorised, samples, variants=variants, max_new_tokens=48, progress=False)
+    leaked = table.id.isin(["HumanEval/2", "HumanEval/3"])
+    assert table.loc[leaked, "sr_gray"].all()
+    assert table.loc[leaked, "ngo"].min() > table.loc[~leaked, "ngo"].max()
+    assert table.loc[leaked, "score_ppl"].min() > table.loc[~leaked, "score_ppl"].max()
+    assert set(table.columns) >= {"ppl", "min_k", "min_k_pp", "zlib", "score_zlib", "sr_black_p"}
+    summary = flag_rate(table.sr_gray, n_variants=4)
+    assert summary["samples"] == 6
+
+
+def test_bad_arguments(memorised):
+    samples = load_benchmark("humaneval")[:2]
+    with pytest.raises(ValueError, match="setting"):
+        detect(memorised, samples, setting="white")
+    with pytest.raises(ValueError, match="variant sets"):
+        detect(memorised, samples, variants=[])
