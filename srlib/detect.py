@@ -103,6 +103,7 @@ def _black(model, groups, rows, ngo_n, fraction, max_new_tokens) -> None:
         verdict = self_referential(ngo[0], ngo[1:], lower_is_leak=False)
         row.update(
             ngo=ngo[0],
+            score_ngo=ngo[0],
             ngo_variants_max=max(ngo[1:], default=np.nan),
             sr_black=verdict.leaked,
             sr_black_p=verdict.p_value,

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+
+if TYPE_CHECKING:
+    from srlib.models.base import TokenScores
 
 
 def length_distribution(lengths: pd.DataFrame, column: str = "solution_tokens") -> plt.Figure:
@@ -53,5 +58,40 @@ def tokens_changed_by_kind(table: pd.DataFrame) -> plt.Figure:
         ylabel="tokens changed in the scored text",
         title="How much each kind changes",
     )
+    fig.tight_layout()
+    return fig
+
+
+def token_logprobs(traces: dict[str, TokenScores], window: int = 5) -> plt.Figure:
+    """Per-token log-probs (rolling mean over ``window`` tokens) of an original and its
+    variants, with each text's perplexity in the legend."""
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for i, (label, scores) in enumerate(traces.items()):
+        lp = pd.Series(scores.logprobs).rolling(window, min_periods=1).mean()
+        ppl = float(np.exp(-np.mean(scores.logprobs)))
+        ax.plot(
+            lp.values,
+            lw=2.2 if i == 0 else 1,
+            color="black" if i == 0 else None,
+            label=f"{label} (PPL {ppl:.1f})",
+            alpha=1 if i == 0 else 0.7,
+        )
+    ax.set(
+        xlabel="token position",
+        ylabel=f"log p (rolling mean of {window})",
+        title="Per-token log-probabilities",
+    )
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def loss_curve(losses: list[float]) -> plt.Figure:
+    """Training loss per step."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot(losses)
+    ax.set(xlabel="step", ylabel="loss", title="Training loss")
     fig.tight_layout()
     return fig

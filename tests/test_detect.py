@@ -1,5 +1,6 @@
 """detect() end to end: a model trained on one sample flags it, and only it."""
 
+import numpy as np
 import pytest
 
 from srlib.benchmarks import load_benchmark
@@ -29,7 +30,8 @@ def test_memorised_samples_are_flagged_in_both_settings(memorised):
     assert table.loc[leaked, "sr_gray"].all()
     assert table.loc[leaked, "ngo"].min() > table.loc[~leaked, "ngo"].max()
     assert table.loc[leaked, "score_ppl"].min() > table.loc[~leaked, "score_ppl"].max()
-    assert set(table.columns) >= {"ppl", "min_k", "min_k_pp", "zlib", "score_zlib", "sr_black_p"}
+    expected = {"ppl", "min_k", "min_k_pp", "zlib", "score_zlib", "score_ngo", "sr_black_p"}
+    assert set(table.columns) >= expected
     summary = flag_rate(table.sr_gray, n_variants=4)
     assert summary["samples"] == 6
 
@@ -40,3 +42,37 @@ def test_bad_arguments(memorised):
         detect(memorised, samples, setting="white")
     with pytest.raises(ValueError, match="variant sets"):
         detect(memorised, samples, variants=[])
+
+
+class DiesAfter:
+    """A model that is killed after ``calls`` scoring calls (an interrupted run)."""
+
+    def __init__(self, model, calls):
+        self.model, self.calls, self.fingerprint = model, calls, model.fingerprint
+
+    def token_logprobs(self, texts):
+        if self.calls == 0:
+            raise KeyboardInterrupt("killed")
+        self.calls -= 1
+        return self.model.token_logprobs(texts)
+
+    def generate(self, prompts, settings):
+        return self.model.generate(prompts, settings)
+
+
+def test_a_killed_scoring_run_resumes_to_the_same_table(memorised, tmp_path):
+    from srlib.models.cache import CachedModel
+
+    samples = load_benchmark("humaneval")[:3]
+    variants = make_variants_many(samples, 3, kinds=("function",), progress=False)
+    kw = {"variants": variants, "setting": "gray", "progress": False}
+    clean = detect(memorised, samples, **kw)
+    cache = tmp_path / "scores.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        detect(CachedModel(DiesAfter(memorised, 1), cache, chunk=4, progress=False), samples, **kw)
+    resumed_model = CachedModel(memorised, cache, chunk=4, progress=False)
+    resumed = detect(resumed_model, samples, **kw)
+    assert resumed_model.computed == 12 - 4
+    assert resumed.sr_gray.tolist() == clean.sr_gray.tolist()
+    numeric = clean.select_dtypes("number").columns
+    np.testing.assert_allclose(resumed[numeric], clean[numeric], rtol=1e-4)

@@ -1,0 +1,1 @@
+"""The controlled testbed: local corpora, training with a known leaked split, experiments."""
