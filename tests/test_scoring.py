@@ -5,6 +5,7 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import program_sample
 from sklearn.metrics import f1_score, matthews_corrcoef
 
 from srlib.decide import (
@@ -16,7 +17,6 @@ from srlib.decide import (
 )
 from srlib.evaluation import bootstrap, evaluate, flag_rate, tpr_at_fpr
 from srlib.models.base import GenerationSettings, TokenScores
-from srlib.samples import Sample
 from srlib.scoring import (
     cdd_peak,
     code_tokens,
@@ -74,18 +74,13 @@ def test_ngo_by_hand():
 
 
 def test_prefix_suffix_is_the_same_rule_for_every_variant():
-    s = Sample(
-        id="t",
-        benchmark="b",
-        prompt="def f(x):\n",
-        solution="    a = x\n    b = a\n    return b\n",
-        tests="",
-        entry_point="f",
+    s = program_sample(
+        "    a = x\n    b = a\n    return b\n", "", prompt="def f(x):\n", format="completion"
     )
     prefix, suffix = prefix_suffix(s, 0.5)
     assert prefix == "def f(x):\n    a = x" and suffix == "\n    b = a\n    return b\n"
     assert prefix + suffix == s.text
-    one_line = Sample(id="t", benchmark="b", prompt="p\n", solution="x\n", tests="")
+    one_line = program_sample("x\n", "", prompt="p\n", format="completion")
     assert prefix_suffix(one_line, 0.9) == ("p", "\nx\n")
 
 

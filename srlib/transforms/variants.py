@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm import tqdm
+
 from srlib.samples import Sample
 from srlib.sandbox import Limits, run_programs
 from srlib.transforms import testcases as tc
@@ -127,7 +129,7 @@ def make_variants_many(
 def _prepare(jobs, kinds, attempts, seed, validate, sandbox) -> None:
     """Analyse renames, plan and evaluate test cases, and check each original passes."""
     renaming = {"function", "variable"} & set(kinds)
-    for job in jobs:
+    for job in tqdm(jobs, desc="analyse", disable=not sandbox["progress"] or len(jobs) < 50):
         if renaming:
             job.analysis = analyze(job.sample)
             if job.analysis.reason:
