@@ -1,0 +1,1 @@
+"""Dataset-level leakage: secret contexts, exact / near-duplicate / unique partitions."""

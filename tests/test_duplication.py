@@ -1,0 +1,128 @@
+"""Secret contexts, tokens, and the exact / near / unique partition (LSH = exhaustive)."""
+
+import random
+import re
+
+import pytest
+
+from srlib.duplication.contexts import Context, offset, secret_context
+from srlib.duplication.neardup import (
+    Fingerprint,
+    exhaustive_pairs,
+    is_near,
+    jaccard,
+    lsh_pairs,
+    multiset_jaccard,
+)
+from srlib.duplication.partition import fingerprints, partition, partition_table
+from srlib.duplication.tokens import context_tokens, generic_tokens, python_tokens
+from srlib.testbed.corpus import python_sources
+
+
+def test_secret_context_excludes_the_secret_and_clips_at_the_edges():
+    text = "x" * 300 + "SECRET" + "y" * 50
+    c = secret_context(text, 300, 306, window=200)
+    assert c.before == "x" * 200 and c.after == "y" * 50 and "SECRET" not in c.text
+    assert secret_context("abSECcd", 2, 5, window=1) == Context("b", "c")
+    with pytest.raises(ValueError, match="outside"):
+        secret_context("abc", 2, 9)
+
+
+def test_offset_from_line_and_column():
+    text = "ab\r\ncd\nef"
+    assert text[offset(text, 2, 1)] == "c" and text[offset(text, 3, 2)] == "f"
+    assert text[offset(text, 2, 0, one_based_column=False)] == "c"
+    with pytest.raises(ValueError, match="line 9"):
+        offset(text, 9, 1)
+
+
+def test_python_tokens_keep_names_and_strings_not_keywords_or_numbers():
+    assert python_tokens("if key == 'abc':\n    x = 42\n") == ["key", "'abc'", "x"]
+    assert python_tokens('token = "unterminated') is None
+    assert context_tokens('token = "unterminated', "python") == ["token", '"unterminated']
+
+
+def test_generic_tokens_for_other_languages():
+    js = 'const apiKey = "abc"; function load(url) { return fetch(url, 42); }'
+    assert generic_tokens(js) == ["apiKey", '"abc"', "load", "url", "fetch", "url"]
+
+
+def test_jaccards_by_hand_and_inclusive_thresholds():
+    a, b = Fingerprint.of(list("aabbc")), Fingerprint.of(list("abbcd"))
+    assert jaccard(a.t0, b.t0) == pytest.approx(3 / 4)
+    assert multiset_jaccard(a.t1, b.t1) == pytest.approx(4 / 6)  # min: a1 b2 c1; max: a2 b2 c1 d1
+    x = Fingerprint.of(list("abcde") + ["f"] * 1)
+    y = Fingerprint.of(list("abcde") + ["g"])
+    assert jaccard(x.t0, y.t0) == pytest.approx(5 / 7)
+    exact_edge = Fingerprint.of(list("abcdefgh")), Fingerprint.of(list("abcdefghij"))
+    assert jaccard(exact_edge[0].t0, exact_edge[1].t0) == pytest.approx(0.8)
+    assert is_near(*exact_edge, t0=0.8, t1=0.8)  # inclusive at exactly 0.8
+
+
+def test_partition_of_a_small_crafted_set():
+    base = "password = get_secret(name, region)  # load from vault\nclient = connect(host, port)\n"
+    near = base.replace("region", "zone")
+    other = "def render(template, values):\n    return template.format(**values)\n"
+    contexts = [base, other, base, near, base, "x"]
+    parts = partition(contexts, method="exhaustive")
+    assert parts.part.tolist() == ["exact", "unique", "exact", "unique", "exact", "unique"]
+    assert parts.representative.tolist() == [True, False, False, False, False, False]
+    contexts = [base, near, other, base]
+    parts = partition(contexts + [near.replace("port", "port_no")], method="exhaustive")
+    assert parts.part.tolist() == ["exact", "near", "unique", "exact", "near"]
+    assert parts.dedup.tolist() == [True, True, True, False, True]
+    table = partition_table(parts, labels=[True, True, False, True, False])
+    assert table.loc["C_exact", "samples"] == 2 and table.loc["R_exact", "samples"] == 1
+    assert table.loc["C_dedup", "samples"] == 4 and table.loc["C_dedup", "true secrets"] == 2
+    assert table.loc["total", "share"] == 1.0
+
+
+def synthetic_contexts(n: int, seed: int = 0) -> list[str]:
+    """Windows of real code, with exact copies and near copies made by small edits."""
+    rng = random.Random(seed)
+    code = "".join(python_sources(600_000, seed=seed))
+    out = []
+    while len(out) < n:
+        start = rng.randrange(len(code) - 400)
+        window = code[start : start + 400]
+        out.append(window)
+        roll = rng.random()
+        if roll < 0.3:
+            out += [window] * rng.randint(1, 3)
+        elif roll < 0.6:
+            names = re.findall(r"[A-Za-z_]\w{3,}", window)
+            if names:
+                old = rng.choice(names)
+                out.append(window.replace(old, old + "_v2", 1))
+    rng.shuffle(out)
+    return out[:n]
+
+
+@pytest.fixture(scope="module")
+def contexts():
+    return synthetic_contexts(2500)
+
+
+def test_lsh_partition_equals_the_exhaustive_one(contexts):
+    lsh = partition(contexts, method="lsh")
+    exhaustive = partition(contexts, method="exhaustive")
+    assert (lsh == exhaustive).all().all()
+    assert set(lsh.part) == {"exact", "near", "unique"}
+
+
+def test_lsh_finds_every_true_pair(contexts):
+    fps = fingerprints([c for c in contexts])
+    truth = exhaustive_pairs(fps, min_tokens=3)
+    found, candidates = lsh_pairs(fps, min_tokens=3)
+    assert truth and found == truth
+    assert candidates < len(fps) * (len(fps) - 1) / 2 / 100  # far fewer than all pairs
+
+
+def test_partition_does_not_depend_on_input_order(contexts):
+    order = list(range(len(contexts)))
+    random.Random(3).shuffle(order)
+    a = partition(contexts)
+    b = partition([contexts[i] for i in order])
+    assert sorted(a.part) == sorted(b.part)
+    assert a.part.value_counts().to_dict() == b.part.value_counts().to_dict()
+    assert [a.part[i] for i in order] == b.part.tolist()
