@@ -1,5 +1,6 @@
 """Secret contexts, tokens, and the exact / near / unique partition (LSH = exhaustive)."""
 
+import json
 import random
 import re
 
@@ -126,3 +127,67 @@ def test_partition_does_not_depend_on_input_order(contexts):
     assert sorted(a.part) == sorted(b.part)
     assert a.part.value_counts().to_dict() == b.part.value_counts().to_dict()
     assert [a.part[i] for i in order] == b.part.tolist()
+
+
+def test_generic_records_and_masking(tmp_path):
+    from srlib.duplication.secretdata import load_records, mask
+
+    text = 'API_KEY = "sk_live_0123456789abcdef"\nprint(API_KEY)\n'
+    start = text.index("sk_live")
+    path = tmp_path / "records.jsonl"
+    rows = [
+        {
+            "id": "a",
+            "text": text,
+            "start": start,
+            "end": start + 24,
+            "label": "Y",
+            "language": "python",
+        },
+        {"id": "b", "text": text, "start": 0, "end": 7, "label": False},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a, b = load_records(path)
+    assert a.secret == "sk_live_0123456789abcdef" and a.label and not b.label
+    assert "sk_live" not in repr(a) and mask(a.secret) in repr(a)
+    assert "sk_live" not in a.context().text and a.context().before == 'API_KEY = "'
+    path.write_text('{"id": "c", "text": "abc", "start": 2, "end": 9, "label": "Y"}\n')
+    with pytest.raises(ValueError, match="records.jsonl:1"):
+        load_records(path)
+
+
+def test_secretbench_schema_with_files(tmp_path):
+    import csv
+
+    from srlib.duplication.secretdata import SECRETBENCH_COLUMNS, load_secretbench
+
+    code = 'import os\ntoken = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"\n'
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "f1").write_text(code)
+    row = dict.fromkeys(SECRETBENCH_COLUMNS, "")
+    row.update(
+        id="1",
+        secret="[ghp_abcdefghijklmnopqrstuvwxyz0123456789]",
+        repo_name="o/r",
+        file_path="src/app.py",
+        file_type="py",
+        start_line="2",
+        end_line="2",
+        start_column="10",
+        end_column="50",
+        label="Y",
+        file_identifier="f1",
+        category="Authentication Key and Token",
+    )
+    missing = {**row, "id": "2", "file_identifier": "nope", "label": "N"}
+    with (tmp_path / "sb.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, SECRETBENCH_COLUMNS)
+        w.writeheader()
+        w.writerows([row, missing])
+    with pytest.warns(UserWarning, match="1 candidates skipped"):
+        (rec,) = load_secretbench(tmp_path / "sb.csv", tmp_path / "files")
+    assert rec.secret == "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    assert rec.label and rec.language == "python" and rec.context().after == '"\n'
+    (tmp_path / "bad.csv").write_text("id,secret\n1,x\n")
+    with pytest.raises(ValueError, match="not the SecretBench schema"):
+        load_secretbench(tmp_path / "bad.csv", tmp_path)

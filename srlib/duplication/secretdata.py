@@ -1,0 +1,160 @@
+"""Secret-detection data: SecretBench's published schema (gated; for users who have it) and a
+generic format of (file text, secret span, label) records, both to ``SecretRecord``s.
+
+SecretBench (Basak et al., MSR 2023) ships one CSV row per candidate secret with the file's
+location, not its text. ``load_secretbench(csv, files_root)`` reads the text from
+``files_root/<file_identifier>`` when present, else ``files_root/<repo_name>/<file_path>``;
+candidates whose file is missing are counted and skipped. Labels are ``Y``/``N`` in the
+published exports (documented as Boolean); both spellings are accepted. Secret values are
+never printed: ``SecretRecord.__repr__`` masks them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from srlib.duplication.contexts import Context, offset, secret_context
+
+_COLUMNS = (
+    "id secret repo_name domain commit_id file_path file_type start_line end_line start_column "
+    "end_column committer_email commit_date label is_template in_url entropy character_set "
+    "has_words length is_multiline category file_identifier repo_identifier comment"
+)
+SECRETBENCH_COLUMNS = tuple(_COLUMNS.split())
+REQUIRED = (
+    "id",
+    "secret",
+    "repo_name",
+    "file_path",
+    "start_line",
+    "end_line",
+    "start_column",
+    "end_column",
+    "label",
+)
+_TRUE = {"y", "yes", "true", "1", "t"}
+_FALSE = {"n", "no", "false", "0", "f"}
+
+
+def mask(secret: str) -> str:
+    """A printable stand-in for a secret: its length and first character only."""
+    return f"{secret[:1]}***({len(secret)} chars)" if secret else "***"
+
+
+@dataclass
+class SecretRecord:
+    """One candidate secret in its file."""
+
+    id: str
+    text: str = field(repr=False)
+    start: int
+    end: int
+    label: bool
+    language: str = ""
+    category: str = ""
+    repo: str = ""
+
+    @property
+    def secret(self) -> str:
+        """The candidate value (never print it; see ``mask``)."""
+        return self.text[self.start : self.end]
+
+    def context(self, window: int = 200) -> Context:
+        """The secret's context, ``window`` characters each side, secret excluded."""
+        return secret_context(self.text, self.start, self.end, window)
+
+    def __repr__(self) -> str:
+        return (
+            f"SecretRecord(id={self.id!r}, secret={mask(self.secret)}, label={self.label}, "
+            f"language={self.language!r}, category={self.category!r})"
+        )
+
+
+def parse_label(value: str, where: str) -> bool:
+    """SecretBench's Y/N (or Boolean) label."""
+    v = str(value).strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise ValueError(f"{where}: label {value!r} is neither Y/N nor a Boolean")
+
+
+def load_records(path: str | Path) -> list[SecretRecord]:
+    """Generic JSONL: ``{"id", "text", "start", "end", "label", "language"?, "category"?,
+    "repo"?}`` per line, ``start``/``end`` character offsets of the secret in ``text``."""
+    out = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+                rec = SecretRecord(
+                    id=str(r["id"]),
+                    text=r["text"],
+                    start=int(r["start"]),
+                    end=int(r["end"]),
+                    label=parse_label(r["label"], f"{path}:{lineno}"),
+                    language=r.get("language", ""),
+                    category=r.get("category", ""),
+                    repo=r.get("repo", ""),
+                )
+                if not 0 <= rec.start <= rec.end <= len(rec.text):
+                    raise ValueError(f"span [{rec.start}, {rec.end}) outside the text")
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+                raise ValueError(f"{path}:{lineno}: bad secret record: {e}") from e
+            out.append(rec)
+    return out
+
+
+def _language(file_type: str, file_path: str) -> str:
+    ext = (file_type or Path(file_path).suffix).lower().lstrip(".")
+    return "python" if ext in ("py", "python") else ext
+
+
+def load_secretbench(csv_path: str | Path, files_root: str | Path) -> list[SecretRecord]:
+    """SecretBench rows with their files' text (see the module docstring for the layout)."""
+    root, out, missing = Path(files_root), [], 0
+    with Path(csv_path).open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if absent:
+            raise ValueError(f"{csv_path}: not the SecretBench schema, missing {absent}")
+        for rowno, row in enumerate(reader, 2):
+            where = f"{csv_path}:{rowno}"
+            file = root / row.get("file_identifier", "")
+            if not row.get("file_identifier") or not file.is_file():
+                file = root / row["repo_name"] / row["file_path"]
+            if not file.is_file():
+                missing += 1
+                continue
+            text = file.read_text(encoding="utf-8", errors="replace")
+            secret = row["secret"]
+            if secret.startswith("[") and secret.endswith("]"):
+                secret = secret[1:-1]  # exported wrapped in brackets
+            start = offset(text, int(row["start_line"]), int(row["start_column"]))
+            end = offset(text, int(row["end_line"]), int(row["end_column"]))
+            if text[start : start + len(secret)] == secret:
+                end = start + len(secret)
+            out.append(
+                SecretRecord(
+                    id=row["id"],
+                    text=text,
+                    start=start,
+                    end=end,
+                    label=parse_label(row["label"], where),
+                    language=_language(row.get("file_type", ""), row["file_path"]),
+                    category=row.get("category", ""),
+                    repo=row["repo_name"],
+                )
+            )
+    if missing:
+        warnings.warn(
+            f"{csv_path}: {missing} candidates skipped, file not under {root}", stacklevel=2
+        )
+    return out
