@@ -191,3 +191,17 @@ def test_secretbench_schema_with_files(tmp_path):
     (tmp_path / "bad.csv").write_text("id,secret\n1,x\n")
     with pytest.raises(ValueError, match="not the SecretBench schema"):
         load_secretbench(tmp_path / "bad.csv", tmp_path)
+
+
+def test_dask_partition_equals_the_single_process_one(contexts):
+    from distributed import Client, LocalCluster
+
+    from srlib.duplication.distributed import partition_dask
+
+    subset = contexts[:1200]
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            on_dask = partition_dask(subset, client=client, npartitions=4)
+    local = partition(subset, method="lsh")
+    assert (on_dask == local).all().all()
+    assert (partition_dask(subset[:300], npartitions=3) == partition(subset[:300])).all().all()

@@ -46,25 +46,30 @@ def partition(
     if method not in ("lsh", "exhaustive"):
         raise ValueError(f"method must be 'lsh' or 'exhaustive', got {method!r}")
     texts = [c.text if isinstance(c, Context) else c for c in contexts]
-    n = len(texts)
-    codes, first = pd.factorize(pd.Series(texts, dtype=object))
-    counts = np.bincount(codes, minlength=len(first))
-    exact = counts[codes] > 1
-    seen: set[int] = set()
-    representative = np.zeros(n, dtype=bool)
-    for i, code in enumerate(codes):
-        if exact[i] and code not in seen:
-            representative[i] = True
-            seen.add(code)
+    exact, codes, representative = exact_groups(texts)
     rest = np.flatnonzero(~exact)
-    fps = fingerprints(
-        [contexts[i] for i in rest], [languages[i] for i in rest] if languages else None
-    )
+    langs = [languages[i] for i in rest] if languages else None
+    fps = fingerprints([contexts[i] for i in rest], langs)
     if method == "exhaustive":
         pairs = exhaustive_pairs(fps, t0, t1, min_tokens)
     else:
         pairs, _ = lsh_pairs(fps, t0, t1, min_tokens, **lsh_options)
-    labels = clusters(len(rest), pairs)
+    return labelled(exact, codes, representative, rest, pairs, clusters(len(rest), pairs))
+
+
+def exact_groups(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per text: in an exact group?, the group's code, and whether it is the group's first
+    occurrence (its representative)."""
+    codes, _ = pd.factorize(pd.Series(list(texts), dtype=object))
+    exact = np.bincount(codes)[codes] > 1 if len(codes) else np.zeros(0, dtype=bool)
+    first = np.zeros(len(codes), dtype=bool)
+    first[np.unique(codes, return_index=True)[1]] = True
+    return exact, codes, exact & first
+
+
+def labelled(exact, codes, representative, rest, pairs, labels) -> pd.DataFrame:
+    """The partition table from the exact stage and the near-duplicate pairs among ``rest``."""
+    n = len(exact)
     in_pair = np.zeros(len(rest), dtype=bool)
     for i, j in pairs:
         in_pair[i] = in_pair[j] = True
