@@ -199,9 +199,9 @@ def test_dask_partition_equals_the_single_process_one(contexts):
     from srlib.duplication.distributed import partition_dask
 
     subset = contexts[:1200]
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
-        with Client(cluster) as client:
-            on_dask = partition_dask(subset, client=client, npartitions=4)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+    with cluster, Client(cluster) as client:
+        on_dask = partition_dask(subset, client=client, npartitions=4)
     local = partition(subset, method="lsh")
     assert (on_dask == local).all().all()
     assert (partition_dask(subset[:300], npartitions=3) == partition(subset[:300])).all().all()
