@@ -1,4 +1,4 @@
-"""The ``srlib`` command: build the book, list and check benchmarks, serve a model."""
+"""The ``srlib`` command: build the book, check benchmarks, serve a model, deduplicate."""
 
 from __future__ import annotations
 
@@ -51,6 +51,35 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dedup(args: argparse.Namespace) -> int:
+    from srlib.duplication import secretdata
+    from srlib.duplication.partition import partition, partition_table
+
+    if args.format == "secretbench":
+        if not args.files_root:
+            raise SystemExit("srlib dedup: --files-root is required with --format secretbench")
+        records = secretdata.load_secretbench(args.input, args.files_root)
+    else:
+        records = secretdata.load_records(args.input)
+    contexts = [r.context(args.window) for r in records]
+    languages = [r.language for r in records]
+    if args.scheduler:
+        from distributed import Client
+
+        from srlib.duplication.distributed import partition_dask
+
+        with Client(args.scheduler) as client:
+            parts = partition_dask(contexts, languages, client=client)
+    else:
+        parts = partition(contexts, languages, method=args.method)
+    print(partition_table(parts, [r.label for r in records]).to_string())
+    if args.output:
+        parts.insert(0, "id", [r.id for r in records])
+        parts["label"] = [r.label for r in records]
+        parts.to_csv(args.output, index=False)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``srlib`` console script."""
     parser = argparse.ArgumentParser(prog="srlib", description=__doc__)
@@ -82,6 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dtype", default="float32")
     p.add_argument("--batch-size", type=int, default=8)
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("dedup", help="exact / near-duplicate / unique partition of secrets")
+    p.add_argument("input", help="JSONL secret records, or a SecretBench CSV")
+    p.add_argument("--format", choices=("records", "secretbench"), default="records")
+    p.add_argument("--files-root", help="folder of the files a SecretBench CSV points to")
+    p.add_argument("--window", type=int, default=200, help="context characters per side")
+    p.add_argument("--method", choices=("lsh", "exhaustive"), default="lsh")
+    p.add_argument("--scheduler", help="a Dask scheduler address: run the partition there")
+    p.add_argument("--output", help="write one row per secret (no secret values) to this CSV")
+    p.set_defaults(func=_dedup)
 
     args = parser.parse_args(argv)
     return args.func(args)
