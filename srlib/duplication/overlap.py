@@ -1,0 +1,169 @@
+"""Overlap audit: which benchmark samples appear in a code corpus — verbatim, through long
+shared n-grams, or as near duplicates of a corpus function.
+
+- **n-gram overlap**: the share of a sample's code-token n-grams (n = 13, as in GPT-3's
+  contamination check) that occur anywhere in the corpus;
+- **exact**: the sample's solution, whitespace-normalised line by line, is a contiguous part
+  of a corpus document (checked only in documents that share an n-gram with it);
+- **near duplicate**: a corpus function (top-level ``def``/``class`` block) passes
+  Allamanis's rule against the sample's solution (MinHash LSH candidates, exact check).
+
+The corpus is any iterable of ``(name, text)``: the local one (this machine's Python sources)
+by default, JSONL or parquet shards, or a Dask bag when ``client`` is given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sysconfig
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from srlib.duplication.neardup import Fingerprint, is_near
+from srlib.duplication.tokens import context_tokens
+from srlib.samples import Sample
+from srlib.scoring import code_tokens
+
+_BLOCK = re.compile(r"^(?:def|class|async def) ", re.M)
+
+
+def local_corpus(max_files: int | None = None) -> Iterator[tuple[str, str]]:
+    """This machine's Python sources: the standard library and installed packages."""
+    paths = sysconfig.get_paths()
+    roots = dict.fromkeys(Path(paths[k]) for k in ("stdlib", "purelib", "platlib"))
+    count = 0
+    for root in roots:
+        for f in sorted(root.rglob("*.py")):
+            try:
+                yield str(f), f.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            count += 1
+            if max_files is not None and count >= max_files:
+                return
+
+
+def shard_corpus(paths: Sequence[str | Path], field: str = "content") -> Iterator[tuple[str, str]]:
+    """Documents from JSONL or parquet shards (``field`` holds the text, e.g. ``content``)."""
+    for path in map(Path, paths):
+        if path.suffix == ".parquet":
+            frame = pd.read_parquet(path, columns=[field])
+            for i, text in enumerate(frame[field]):
+                yield f"{path.name}:{i}", str(text)
+        else:
+            with path.open(encoding="utf-8") as fh:
+                for i, line in enumerate(fh, 1):
+                    if line.strip():
+                        yield f"{path.name}:{i}", json.loads(line)[field]
+
+
+def _normalise(text: str) -> str:
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _grams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def _blocks(text: str) -> list[str]:
+    starts = [m.start() for m in _BLOCK.finditer(text)] + [len(text)]
+    return [text[a:b] for a, b in zip(starts, starts[1:], strict=False)]
+
+
+class _Index:
+    """What a corpus scan looks for: every sample's n-grams and solution fingerprint."""
+
+    def __init__(self, samples: Sequence[Sample], n: int, t0: float, t1: float):
+        self.n, self.t0, self.t1 = n, t0, t1
+        self.grams = [_grams(code_tokens(s.solution), n) for s in samples]
+        self.owner: dict[tuple[str, ...], list[int]] = {}
+        for k, grams in enumerate(self.grams):
+            for g in grams:
+                self.owner.setdefault(g, []).append(k)
+        self.norm = [_normalise(s.solution) for s in samples]
+        self.fps = [Fingerprint.of(context_tokens(s.solution, "python")) for s in samples]
+
+
+def _scan(documents: Iterable[tuple[str, str]], index: _Index, min_tokens: int = 10) -> dict:
+    """Per sample: n-grams found, exact matches and near-duplicate matches in ``documents``."""
+    found: dict[int, set] = {}
+    exact: dict[int, str] = {}
+    near: dict[int, str] = {}
+    for name, text in documents:
+        hits: set[int] = set()
+        for g in _grams(code_tokens(text), index.n):
+            for k in index.owner.get(g, ()):
+                found.setdefault(k, set()).add(g)
+                hits.add(k)
+        if not hits:
+            continue
+        norm = _normalise(text)
+        blocks = [Fingerprint.of(context_tokens(b, "python")) for b in _blocks(text)]
+        for k in hits:
+            if k not in exact and index.norm[k] and index.norm[k] in norm:
+                exact[k] = name
+            if (
+                k not in near
+                and len(index.fps[k].t0) >= min_tokens
+                and any(is_near(index.fps[k], b, index.t0, index.t1) for b in blocks)
+            ):
+                near[k] = name
+    return {"found": found, "exact": exact, "near": near}
+
+
+def _merge(parts: Iterable[dict]) -> dict:
+    out: dict = {"found": {}, "exact": {}, "near": {}}
+    for part in parts:
+        for k, grams in part["found"].items():
+            out["found"].setdefault(k, set()).update(grams)
+        for key in ("exact", "near"):
+            for k, name in part[key].items():
+                out[key].setdefault(k, name)
+    return out
+
+
+def overlap_audit(
+    samples: Sequence[Sample],
+    documents: Iterable[tuple[str, str]] | None = None,
+    n: int = 13,
+    t0: float = 0.8,
+    t1: float = 0.7,
+    min_tokens: int = 10,
+    client=None,
+    npartitions: int = 16,
+) -> pd.DataFrame:
+    """One row per sample: ``ngram_overlap`` (share of its n-grams in the corpus), ``exact``
+    and ``near`` (bool) with the first matching document's name (``exact_in``,
+    ``near_in``). Only candidate documents sharing an n-gram are checked for exact and near
+    matches, so a near duplicate with no n-token run in common is not reported; solutions
+    with fewer than ``min_tokens`` distinct identifiers and literals are never called near
+    duplicates (short code resembles too much)."""
+    index = _Index(samples, n, t0, t1)
+    documents = local_corpus() if documents is None else documents
+    if client is None:
+        result = _scan(documents, index, min_tokens)
+    else:
+        import dask.bag as db
+
+        bag = db.from_sequence(list(documents), npartitions=npartitions)
+        parts = bag.map_partitions(lambda docs: [_scan(docs, index, min_tokens)])
+        result = _merge(parts.compute(scheduler=client))
+    rows = []
+    for k, s in enumerate(samples):
+        total = len(index.grams[k])
+        rows.append(
+            {
+                "id": s.id,
+                "benchmark": s.benchmark,
+                "ngrams": total,
+                "ngram_overlap": len(result["found"].get(k, ())) / total if total else float("nan"),
+                "exact": k in result["exact"],
+                "exact_in": result["exact"].get(k, ""),
+                "near": k in result["near"],
+                "near_in": result["near"].get(k, ""),
+            }
+        )
+    return pd.DataFrame(rows)
