@@ -205,3 +205,31 @@ def test_dask_partition_equals_the_single_process_one(contexts):
     local = partition(subset, method="lsh")
     assert (on_dask == local).all().all()
     assert (partition_dask(subset[:300], npartitions=3) == partition(subset[:300])).all().all()
+
+
+def test_offline_corpus_has_the_shape_it_is_asked_for():
+    from srlib.duplication.corpus import CorpusConfig, make_corpus
+
+    config = CorpusConfig(size=800, scanned_files=40, seed=3)
+    records = make_corpus(config)
+    assert len(records) == 800 and len({r.id for r in records}) == 800
+    assert [r.text for r in make_corpus(config)][:50] == [r.text for r in records][:50]
+    share_true = sum(r.label for r in records) / len(records)
+    assert 0.08 < share_true < 0.25
+    assert all(r.text[r.start : r.end] == r.secret and r.secret for r in records)
+    parts = partition([r.context() for r in records], [r.language for r in records])
+    shares = parts.part.value_counts(normalize=True)
+    assert 0.6 < shares["exact"] < 0.78 and shares["near"] > 0.02 and shares["unique"] > 0.1
+    true_kinds = {r.category for r in records if r.label}
+    assert true_kinds <= {
+        "AWS access key",
+        "AWS secret key",
+        "GitHub token",
+        "Slack token",
+        "Stripe key",
+        "Google API key",
+        "Password",
+        "Database URL",
+        "JWT",
+        "Private key",
+    }
