@@ -95,3 +95,22 @@ def loss_curve(losses: list[float]) -> plt.Figure:
     ax.set(xlabel="step", ylabel="loss", title="Training loss")
     fig.tight_layout()
     return fig
+
+
+def cluster_sizes(parts: pd.DataFrame) -> plt.Figure:
+    """Sizes of exact-duplicate groups and near-duplicate clusters (log-log counts)."""
+    exact = parts[parts.exact_group >= 0].exact_group.value_counts()
+    near = parts[parts.near_cluster >= 0].near_cluster.value_counts()
+    sizes = pd.concat(
+        [
+            pd.DataFrame({"size": exact.values, "kind": "exact groups"}),
+            pd.DataFrame({"size": near.values, "kind": "near-duplicate clusters"}),
+        ]
+    )
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    sns.histplot(
+        sizes, x="size", hue="kind", discrete=False, log_scale=(True, True), element="step", ax=ax
+    )
+    ax.set(xlabel="members", ylabel="clusters", title="Cluster sizes")
+    fig.tight_layout()
+    return fig

@@ -233,3 +233,15 @@ def test_offline_corpus_has_the_shape_it_is_asked_for():
         "JWT",
         "Private key",
     }
+
+
+def test_example_pair_masks_the_secret_and_marks_the_difference():
+    from srlib.duplication.partition import example_pair
+
+    head = "import vault\nsession = vault.open(region, profile, timeout)\n"
+    a = Context(head + "client = connect(host, port, user)\npassword = '", "'\nclient.login()\n")
+    b = Context(head + "client = connect(host, port, user_2)\npassword = '", "'\nclient.login()\n")
+    view = example_pair(
+        [a, b, Context("x", "y")], partition([a, b, Context("x", "y")], min_tokens=2)
+    )
+    assert "[SECRET]" in view and "<mark>user_2</mark>" in view

@@ -16,8 +16,9 @@ another "repository": an exact duplicate of its context), or copy-pasted with a 
 (one identifier or literal of its context changed: a near duplicate). Defaults aim at the
 proportions SecretBench shows (69.3% exact, 8.7% near, 22.0% unique, 15.5% true secrets);
 the partition measures what they become (near duplicates also arise among scanner
-candidates of one file, hence a nominal near share below the target). It stands in for the *structure* of SecretBench —
-duplication, context windows, label balance — not for its secrets, languages or repositories.
+candidates of one file, hence a nominal near share below the target). It stands in for the
+*structure* of SecretBench — duplication, context windows, label balance — not for its
+secrets, languages or repositories.
 """
 
 from __future__ import annotations

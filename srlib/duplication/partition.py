@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
@@ -104,3 +105,20 @@ def partition_table(parts: pd.DataFrame, labels: Sequence[bool] | None = None) -
         y = pd.Series(np.asarray(labels, dtype=bool), index=parts.index)
         table["true secrets"] = {k: int((y & v).sum()) for k, v in rows.items()}
     return table
+
+
+def example_pair(contexts: Sequence[Context], parts: pd.DataFrame, marker: str = "[SECRET]"):
+    """Two members of the largest near-duplicate cluster, as HTML with the secret's place
+    shown as ``marker`` and the second's differing tokens marked (no secret value appears)."""
+    from srlib.textdiff import highlight
+
+    near = parts[parts.part == "near"]
+    if near.empty:
+        return "<p>No near-duplicate pair.</p>"
+    cluster = near.near_cluster.value_counts().index[0]
+    i, j = near.index[near.near_cluster == cluster][:2]
+    a, b = (contexts[k].before + marker + contexts[k].after for k in (i, j))
+    return (
+        f"<p><b>context {i}</b></p><pre>{html.escape(a)}</pre>"
+        f"<p><b>context {j}</b> (what differs is marked)</p><pre>{highlight(a, b)}</pre>"
+    )

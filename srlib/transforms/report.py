@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from srlib.samples import Sample
+from srlib.textdiff import highlight
 from srlib.transforms.surface import rename_problems
 from srlib.transforms.variants import Variants
 
@@ -106,17 +107,6 @@ def diff_view(original: Sample, variants: Sequence[Sample]) -> str:
             f" ({renames})" if renames else ""
         )
         parts.append(
-            f"<p><b>{html.escape(label)}</b></p><pre>{_highlight(original.text, v.text)}</pre>"
+            f"<p><b>{html.escape(label)}</b></p><pre>{highlight(original.text, v.text)}</pre>"
         )
     return "<div class='srlib-variants'>" + "".join(parts) + "</div>"
-
-
-def _highlight(a: str, b: str) -> str:
-    """``b`` as HTML, with the tokens that differ from ``a`` marked."""
-    split = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\s+|.", re.S)
-    ta, tb = split.findall(a), split.findall(b)
-    out = []
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes():
-        text = html.escape("".join(tb[j1:j2]))
-        out.append(text if tag == "equal" or not text else f"<mark>{text}</mark>")
-    return "".join(out)
