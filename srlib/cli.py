@@ -71,7 +71,7 @@ def _dedup(args: argparse.Namespace) -> int:
         with Client(args.scheduler) as client:
             parts = partition_dask(contexts, languages, client=client)
     else:
-        parts = partition(contexts, languages, method=args.method)
+        parts = partition(contexts, languages, method=args.method, progress=True)
     print(partition_table(parts, [r.label for r in records]).to_string())
     if args.output:
         parts.insert(0, "id", [r.id for r in records])

@@ -98,19 +98,13 @@ def loss_curve(losses: list[float]) -> plt.Figure:
 
 
 def cluster_sizes(parts: pd.DataFrame) -> plt.Figure:
-    """Sizes of exact-duplicate groups and near-duplicate clusters (log-log counts)."""
-    exact = parts[parts.exact_group >= 0].exact_group.value_counts()
-    near = parts[parts.near_cluster >= 0].near_cluster.value_counts()
-    sizes = pd.concat(
-        [
-            pd.DataFrame({"size": exact.values, "kind": "exact groups"}),
-            pd.DataFrame({"size": near.values, "kind": "near-duplicate clusters"}),
-        ]
-    )
+    """How many exact-duplicate groups and near-duplicate clusters have each size (log-log)."""
+    rows = []
+    for kind, col in (("exact groups", "exact_group"), ("near-duplicate clusters", "near_cluster")):
+        sizes = parts[parts[col] >= 0][col].value_counts().value_counts().sort_index()
+        rows += [{"members": m, "clusters": c, "kind": kind} for m, c in sizes.items()]
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
-    sns.histplot(
-        sizes, x="size", hue="kind", discrete=False, log_scale=(True, True), element="step", ax=ax
-    )
-    ax.set(xlabel="members", ylabel="clusters", title="Cluster sizes")
+    sns.scatterplot(pd.DataFrame(rows), x="members", y="clusters", hue="kind", ax=ax)
+    ax.set(xscale="log", yscale="log", title="Cluster sizes")
     fig.tight_layout()
     return fig

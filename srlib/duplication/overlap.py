@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
+from tqdm import tqdm
 
 from srlib.duplication.neardup import Fingerprint, is_near
 from srlib.duplication.tokens import context_tokens
@@ -134,6 +135,7 @@ def overlap_audit(
     min_tokens: int = 10,
     client=None,
     npartitions: int = 16,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """One row per sample: ``ngram_overlap`` (share of its n-grams in the corpus), ``exact``
     and ``near`` (bool) with the first matching document's name (``exact_in``,
@@ -144,7 +146,8 @@ def overlap_audit(
     index = _Index(samples, n, t0, t1)
     documents = local_corpus() if documents is None else documents
     if client is None:
-        result = _scan(documents, index, min_tokens)
+        docs = tqdm(documents, desc="corpus documents", disable=not progress)
+        result = _scan(docs, index, min_tokens)
     else:
         import dask.bag as db
 

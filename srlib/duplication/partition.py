@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from srlib.duplication.contexts import Context
 from srlib.duplication.neardup import Fingerprint, clusters, exhaustive_pairs, lsh_pairs
@@ -21,11 +22,16 @@ from srlib.duplication.tokens import context_tokens
 PARTS = ("unique", "exact", "near")
 
 
-def fingerprints(contexts: Sequence[Context | str], languages: Sequence[str] | None = None):
+def fingerprints(
+    contexts: Sequence[Context | str],
+    languages: Sequence[str] | None = None,
+    progress: bool = False,
+):
     """T0/T1 of each context; both sides of a Context are tokenized separately."""
     langs = languages or [""] * len(contexts)
     out = []
-    for c, lang in zip(contexts, langs, strict=True):
+    pairs = zip(contexts, langs, strict=True)
+    for c, lang in tqdm(pairs, total=len(contexts), desc="fingerprints", disable=not progress):
         sides = (c.before, c.after) if isinstance(c, Context) else (c,)
         out.append(Fingerprint.of([t for side in sides for t in context_tokens(side, lang)]))
     return out
@@ -38,6 +44,7 @@ def partition(
     t1: float = 0.7,
     min_tokens: int = 3,
     method: str = "lsh",
+    progress: bool = False,
     **lsh_options,
 ) -> pd.DataFrame:
     """One row per context: ``exact_group`` (-1 if none), ``representative``,
@@ -50,7 +57,7 @@ def partition(
     exact, codes, representative = exact_groups(texts)
     rest = np.flatnonzero(~exact)
     langs = [languages[i] for i in rest] if languages else None
-    fps = fingerprints([contexts[i] for i in rest], langs)
+    fps = fingerprints([contexts[i] for i in rest], langs, progress)
     if method == "exhaustive":
         pairs = exhaustive_pairs(fps, t0, t1, min_tokens)
     else:
