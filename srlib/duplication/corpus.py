@@ -27,6 +27,7 @@ import random
 import re
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
 from srlib.duplication.overlap import local_corpus
 from srlib.duplication.secretdata import SecretRecord
@@ -110,8 +111,27 @@ def _insert(text: str, name: str, value: str, suffix: str, rng: random.Random):
     }.get(suffix, '{}{} = "{}"\n')
     line = style.format(indent, name, value)
     before = "".join(lines[:at])
+    if before and not before.endswith(("\n", "\r")):
+        line = "\n" + line  # the file's last line had no newline
     start = len(before) + line.index(value)
     return before + line + "".join(lines[at:]), start, start + len(value)
+
+
+def _sample_files(rng: random.Random, k: int) -> list[tuple[str, str]]:
+    """``k`` random readable files of this machine's Python sources (200 B to 200 kB)."""
+    paths = [Path(name) for name, _ in local_corpus(read=False)]
+    rng.shuffle(paths)
+    out = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if 200 < len(text) < 200_000:
+            out.append((str(path), text))
+            if len(out) == k:
+                break
+    return out
 
 
 def _scan(files: list[tuple[str, str]]) -> list[SecretRecord]:
@@ -179,8 +199,7 @@ def make_corpus(config: CorpusConfig | None = None) -> list[SecretRecord]:
     """Generate the corpus (deterministic for a given config)."""
     cfg = config or CorpusConfig()
     rng = random.Random(cfg.seed)
-    files = [(n, t) for n, t in local_corpus() if 200 < len(t) < 200_000]
-    rng.shuffle(files)
+    files = _sample_files(rng, cfg.scanned_files + 2000)
     scanned = _scan(files[: cfg.scanned_files])
     n_exact = round(cfg.size * cfg.exact_share)
     n_groups = max(1, round(n_exact / 9.9))  # SecretBench: 67,523 in 6,837 groups

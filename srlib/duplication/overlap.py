@@ -31,15 +31,16 @@ from srlib.scoring import code_tokens
 _BLOCK = re.compile(r"^(?:def|class|async def) ", re.M)
 
 
-def local_corpus(max_files: int | None = None) -> Iterator[tuple[str, str]]:
-    """This machine's Python sources: the standard library and installed packages."""
+def local_corpus(max_files: int | None = None, read: bool = True) -> Iterator[tuple[str, str]]:
+    """This machine's Python sources: the standard library and installed packages, as
+    ``(path, text)`` (``text`` is empty when ``read`` is false)."""
     paths = sysconfig.get_paths()
     roots = dict.fromkeys(Path(paths[k]) for k in ("stdlib", "purelib", "platlib"))
     count = 0
     for root in roots:
         for f in sorted(root.rglob("*.py")):
             try:
-                yield str(f), f.read_text(encoding="utf-8")
+                yield str(f), f.read_text(encoding="utf-8") if read else ""
             except (UnicodeDecodeError, OSError):
                 continue
             count += 1
