@@ -7,35 +7,12 @@ Usage: ``.venv/bin/python bench/dedup.py [N [SUBSET]]``.
 
 from __future__ import annotations
 
-import random
-import re
 import sys
 import time
 
 from srlib.duplication.neardup import exhaustive_pairs, lsh_pairs
 from srlib.duplication.partition import fingerprints, partition
-from srlib.testbed.corpus import python_sources
-
-
-def contexts(n: int, seed: int = 0) -> list[str]:
-    """Windows of standard-library code; a third get exact copies, a third near copies."""
-    rng = random.Random(seed)
-    code = "".join(python_sources(8_000_000, seed=seed))
-    out: list[str] = []
-    while len(out) < n:
-        start = rng.randrange(len(code) - 400)
-        window = code[start : start + 400]
-        out.append(window)
-        roll = rng.random()
-        if roll < 1 / 3:
-            out += [window] * rng.randint(1, 4)
-        elif roll < 2 / 3:
-            names = re.findall(r"[A-Za-z_]\w{3,}", window)
-            if names:
-                old = rng.choice(names)
-                out.append(window.replace(old, old + "2", 1))
-    rng.shuffle(out)
-    return out[:n]
+from srlib.duplication.synthetic import code_windows
 
 
 def timed(fn):
@@ -47,7 +24,7 @@ def timed(fn):
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     subset = int(sys.argv[2]) if len(sys.argv) > 2 else 5_000
-    data = contexts(n)
+    data = code_windows(n)
     parts, full_s = timed(lambda: partition(data))
     counts = parts.part.value_counts().to_dict()
     print(f"LSH partition of {n:,} contexts: {full_s:.1f} s  {counts}")

@@ -2,7 +2,6 @@
 
 import json
 import random
-import re
 
 import pytest
 
@@ -16,8 +15,8 @@ from srlib.duplication.neardup import (
     multiset_jaccard,
 )
 from srlib.duplication.partition import fingerprints, partition, partition_table
+from srlib.duplication.synthetic import code_windows
 from srlib.duplication.tokens import context_tokens, generic_tokens, python_tokens
-from srlib.testbed.corpus import python_sources
 
 
 def test_secret_context_excludes_the_secret_and_clips_at_the_edges():
@@ -78,30 +77,9 @@ def test_partition_of_a_small_crafted_set():
     assert table.loc["total", "share"] == 1.0
 
 
-def synthetic_contexts(n: int, seed: int = 0) -> list[str]:
-    """Windows of real code, with exact copies and near copies made by small edits."""
-    rng = random.Random(seed)
-    code = "".join(python_sources(600_000, seed=seed))
-    out = []
-    while len(out) < n:
-        start = rng.randrange(len(code) - 400)
-        window = code[start : start + 400]
-        out.append(window)
-        roll = rng.random()
-        if roll < 0.3:
-            out += [window] * rng.randint(1, 3)
-        elif roll < 0.6:
-            names = re.findall(r"[A-Za-z_]\w{3,}", window)
-            if names:
-                old = rng.choice(names)
-                out.append(window.replace(old, old + "_v2", 1))
-    rng.shuffle(out)
-    return out[:n]
-
-
 @pytest.fixture(scope="module")
 def contexts():
-    return synthetic_contexts(2500)
+    return code_windows(2500, exact=0.3, near=0.3, max_copies=3, chars=600_000)
 
 
 def test_lsh_partition_equals_the_exhaustive_one(contexts):
@@ -245,3 +223,10 @@ def test_example_pair_masks_the_secret_and_marks_the_difference():
         [a, b, Context("x", "y")], partition([a, b, Context("x", "y")], min_tokens=2)
     )
     assert "[SECRET]" in view and "<mark>user_2</mark>" in view
+
+
+def test_code_windows_make_exact_and_near_copies():
+    windows = code_windows(300, seed=2, exact=0.5, near=0.5, chars=200_000)
+    assert len(windows) == 300 and all(len(w) == 400 for w in windows)
+    assert len(set(windows)) < 300  # exact copies
+    assert code_windows(300, seed=2, exact=0.5, near=0.5, chars=200_000) == windows
