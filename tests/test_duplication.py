@@ -227,6 +227,6 @@ def test_example_pair_masks_the_secret_and_marks_the_difference():
 
 def test_code_windows_make_exact_and_near_copies():
     windows = code_windows(300, seed=2, exact=0.5, near=0.5, chars=200_000)
-    assert len(windows) == 300 and all(len(w) == 400 for w in windows)
+    assert len(windows) == 300 and all(len(w) in (400, 401) for w in windows)  # +1: near
     assert len(set(windows)) < 300  # exact copies
     assert code_windows(300, seed=2, exact=0.5, near=0.5, chars=200_000) == windows
