@@ -8,18 +8,12 @@ Usage: ``.venv/bin/python bench/dedup.py [N [SUBSET]]``.
 from __future__ import annotations
 
 import sys
-import time
+
+from _timing import timed
 
 from srlib.duplication.neardup import exhaustive_pairs, lsh_pairs
 from srlib.duplication.partition import fingerprints, partition
 from srlib.duplication.synthetic import code_windows
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
-
 
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000

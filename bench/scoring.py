@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
+from _timing import timed
 
 from srlib.benchmarks import load_benchmark
 from srlib.models.hf import HFModel
@@ -39,12 +39,6 @@ def peer_loop(hf: HFModel, texts: list[str]) -> list[np.ndarray]:
         _sigma = ((p * logp[0, :-1] ** 2).sum(-1) - mu**2).sqrt()
         out.append(np.array(probs))
     return out
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
 
 
 if __name__ == "__main__":

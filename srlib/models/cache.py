@@ -89,8 +89,7 @@ class CachedModel:
     def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:
         keys = [DiskCache.key(self.fingerprint, what, x) for x in items]
         have = self.cache.get_many(keys)
-        missing = list(dict.fromkeys(k for k in keys if k not in have))
-        todo = {k: x for k, x in zip(keys, items, strict=True) if k in set(missing)}
+        todo = {k: x for k, x in zip(keys, items, strict=True) if k not in have}
         order = list(todo)
         bar = tqdm(
             total=len(order),
