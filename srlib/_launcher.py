@@ -1,17 +1,32 @@
 """Sandbox launcher: confine this interpreter, then run one untrusted program in it.
 
-Run by ``srlib.sandbox`` as ``python -I _launcher.py PROGRAM NONCE FD UID NET CPU_S MEMORY
-FILE PROCESSES STACK`` (UID -1: keep the caller's; limits in seconds and bytes). It imports
-nothing from srlib, nor anything slow (startup is most of a short run's cost), and reports
-on a private pipe:
+Run by ``srlib.sandbox`` as ``python -I _launcher.py SPEC``, SPEC one JSON object with
+exactly the keys of ``SPEC`` below (``uid`` -1: keep the caller's; limits in seconds and
+bytes); a spec that does not match is refused before anything runs. It imports nothing from
+srlib, nor anything slow (startup is most of a short run's cost), and reports on a private
+pipe:
 ``NONCE start net=N uid=N`` before the program runs and ``NONCE done`` only after it finished
 without an exception, so an early ``sys.exit(0)`` or ``os._exit(0)`` never counts as passed.
 """
 
 import ctypes
+import json
 import os
 import resource
 import sys
+
+SPEC = {
+    "program": str,
+    "nonce": str,
+    "report_fd": int,
+    "uid": int,
+    "isolate_network": bool,
+    "cpu_seconds": int,
+    "memory_bytes": int,
+    "file_bytes": int,
+    "processes": int,
+    "stack_bytes": int,
+}
 
 CLONE_NEWNET = 0x40000000
 PR_SET_KEEPCAPS = 8
@@ -48,14 +63,35 @@ def _drop_privileges(libc, uid: int) -> bool:
     return True
 
 
+def read_spec(argv: list) -> dict:
+    """The one JSON argument, with exactly ``SPEC``'s keys and types; SystemExit otherwise."""
+    if len(argv) != 1:
+        raise SystemExit(f"srlib launcher: expected one JSON spec argument, got {len(argv)}")
+    try:
+        spec = json.loads(argv[0])
+    except ValueError as e:
+        raise SystemExit(f"srlib launcher: spec is not JSON ({e})") from None
+    if not isinstance(spec, dict) or set(spec) != set(SPEC):
+        keys = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
+        raise SystemExit(f"srlib launcher: spec keys {keys} are not {sorted(SPEC)}")
+    for key, kind in SPEC.items():
+        value = spec[key]
+        if type(value) is not kind:
+            raise SystemExit(f"srlib launcher: spec {key!r} must be {kind.__name__}: {value!r}")
+    return spec
+
+
 def main() -> None:
-    program, nonce, fd, *numbers = sys.argv[1:]
-    uid_, net_, cpu_s, memory, file_size, processes, stack = map(int, numbers)
-    report = os.fdopen(int(fd), "w", buffering=1)
+    spec = read_spec(sys.argv[1:])
+    program, nonce = spec["program"], spec["nonce"]
+    uid_, cpu_s = spec["uid"], spec["cpu_seconds"]
+    memory, file_size, stack = spec["memory_bytes"], spec["file_bytes"], spec["stack_bytes"]
+    processes = spec["processes"]
+    report = os.fdopen(spec["report_fd"], "w", buffering=1)
     with open(program, encoding="utf-8") as fh:
         source = fh.read()
     libc = _libc()
-    net = bool(net_) and _isolate_network(libc)
+    net = spec["isolate_network"] and _isolate_network(libc)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))

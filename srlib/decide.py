@@ -1,9 +1,20 @@
 """Leakage decisions: self-referential (SrDetection) and threshold-based (the baselines).
 
-Self-referential, gray-box: leaked ⇔ PPL(x0) < min_i PPL(x_i) (strict: a tie is not leaked).
-Black-box: leaked ⇔ NGO(x0) > max_i NGO(x_i). The soft version is the rank p-value
-(1 + #{i : x_i at least as extreme as x0}) / (n + 1), small when the original stands out,
-and the margin between the original and its closest variant.
+**One orientation.** Every decision here reads *oriented* scores, ``Score.score`` of
+``srlib.scoring``: higher means more likely leaked, in log units —
+
+- gray-box: mean token log-probability, ``−log PPL``;
+- black-box: the add-one-smoothed log n-gram overlap, ``log((hits + 1) / (n-grams + 1))``.
+
+Nothing downstream flips a sign. Self-referential: leaked ⇔ score(x0) > max_i score(x_i)
+(strict: a tie is not leaked), i.e. PPL(x0) < min_i PPL(x_i) gray-box and NGO(x0) >
+max_i NGO(x_i) black-box. The soft versions are the rank p-value
+(1 + #{i : score(x_i) ≥ score(x0)}) / (n + 1), small when the original stands out, and the
+margin score(x0) − max_i score(x_i): in nats for both settings (gray-box it is
+log PPL(closest variant) − log PPL(x0)).
+
+**Undecided.** A sample with no variants, or a NaN score, gets no verdict (``leaked`` is
+None), never a silent "not leaked": metrics and flag rates leave it out and count it.
 """
 
 from __future__ import annotations
@@ -12,30 +23,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import f1_score, roc_auc_score
+import pandas as pd
+from sklearn.metrics import f1_score
 
 
 @dataclass(frozen=True)
 class SelfReferential:
-    """The verdict on one sample: leaked?, rank p-value, margin (>0 when the original wins)."""
+    """The verdict on one sample: leaked? (None: undecided), rank p-value, margin (nats,
+    > 0 when the original wins)."""
 
-    leaked: bool
+    leaked: bool | None
     p_value: float
     margin: float
 
+    @property
+    def decided(self) -> bool:
+        """Whether there was anything to compare (variants and finite scores)."""
+        return self.leaked is not None
 
-def self_referential(
-    original: float, variants: Sequence[float], lower_is_leak: bool
-) -> SelfReferential:
-    """Compare the original's raw score with its variants' (PPL: lower wins; NGO: higher)."""
+
+UNDECIDED = SelfReferential(None, float("nan"), float("nan"))
+
+
+def self_referential(original: float, variants: Sequence[float]) -> SelfReferential:
+    """Compare the original's oriented score with its variants' (higher = more likely leaked)."""
     v = np.asarray(variants, dtype=float)
     if v.size == 0 or np.isnan(original) or np.isnan(v).any():
-        return SelfReferential(False, float("nan"), float("nan"))
-    if lower_is_leak:
-        leaked, as_extreme, margin = original < v.min(), np.sum(v <= original), v.min() - original
-    else:
-        leaked, as_extreme, margin = original > v.max(), np.sum(v >= original), original - v.max()
-    return SelfReferential(bool(leaked), float((1 + as_extreme) / (v.size + 1)), float(margin))
+        return UNDECIDED
+    best = float(v.max())
+    as_extreme = int(np.sum(v >= original))
+    return SelfReferential(bool(original > best), (1 + as_extreme) / (v.size + 1), original - best)
 
 
 def oracle_threshold(scores: Sequence[float], labels: Sequence[bool]) -> tuple[float, float]:
@@ -62,15 +79,10 @@ def calibrated_threshold(clean_scores: Sequence[float], fpr: float = 0.05) -> fl
 
 def threshold_decide(
     scores: Sequence[float], threshold: float, inclusive: bool = False
-) -> np.ndarray:
-    """Flags for scores above the threshold (``inclusive``: at or above)."""
+) -> pd.arrays.BooleanArray:
+    """Flags for scores above the threshold (``inclusive``: at or above); a NaN score is
+    undecided (``pd.NA``)."""
     s = np.asarray(scores, dtype=float)
-    return (s >= threshold) if inclusive else (s > threshold)
-
-
-def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """Threshold-free ROC-AUC of an oriented score (NaN when one class is missing)."""
-    y = np.asarray(labels, dtype=bool)
-    if y.all() or not y.any():
-        return float("nan")
-    return float(roc_auc_score(y, np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)))
+    flags = pd.array((s >= threshold) if inclusive else (s > threshold), dtype="boolean")
+    flags[np.isnan(s)] = pd.NA
+    return flags

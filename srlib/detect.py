@@ -38,10 +38,12 @@ def detect(
 
     ``variants`` (one ``Variants`` per sample) skips variant generation; otherwise ``n``
     variants of ``kinds`` are made with ``seed``. Gray-box columns: ``ppl``,
-    ``ppl_variants_min``, ``sr_gray``, ``sr_gray_p``, ``sr_gray_margin`` (in PPL units),
-    ``min_k``, ``min_k_pp``, ``zlib`` (and ``ref`` with a reference model). Black-box: ``ngo``
-    of the original's greedy suffix, ``ngo_variants_max``, ``sr_black``, ``sr_black_p``,
-    ``sr_black_margin``; ``score_ngo`` is the NGO threshold baseline.
+    ``ppl_variants_min``, ``sr_gray``, ``sr_gray_p``, ``sr_gray_margin``, ``min_k``,
+    ``min_k_pp``, ``zlib`` (and ``ref`` with a reference model). Black-box: ``ngo`` of the
+    original's greedy suffix, ``ngo_variants_max``, ``sr_black``, ``sr_black_p``,
+    ``sr_black_margin``; ``score_ngo`` is the NGO threshold baseline. Decisions are read
+    from oriented scores and margins are in nats (see ``srlib.decide``); ``sr_*`` is a
+    nullable boolean, ``<NA>`` for an undecided sample (no variants, or a NaN score).
     """
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -58,7 +60,11 @@ def detect(
         _gray(model, reference, groups, rows)
     if setting in ("black", "both"):
         _black(model, groups, rows, ngo_n, fraction, max_new_tokens)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    for column in ("sr_gray", "sr_black"):
+        if column in table:
+            table[column] = table[column].astype("boolean")
+    return table
 
 
 def _unique_texts(items: list[str]) -> tuple[list[str], dict[str, int]]:
@@ -71,11 +77,11 @@ def _gray(model, reference, groups, rows) -> None:
     scores = model.token_logprobs(texts)
     refs = reference.token_logprobs([g[0].text for g in groups]) if reference else None
     for k, (group, row) in enumerate(zip(groups, rows, strict=True)):
-        ppls = [perplexity(scores[index[x.text]]).raw for x in group]
-        verdict = self_referential(ppls[0], ppls[1:], lower_is_leak=True)
+        ppls = [perplexity(scores[index[x.text]]) for x in group]
+        verdict = self_referential(ppls[0].score, [p.score for p in ppls[1:]])
         row.update(
-            ppl=ppls[0],
-            ppl_variants_min=min(ppls[1:], default=np.nan),
+            ppl=ppls[0].raw,
+            ppl_variants_min=min((p.raw for p in ppls[1:]), default=np.nan),
             sr_gray=verdict.leaked,
             sr_gray_p=verdict.p_value,
             sr_gray_margin=verdict.margin,
@@ -99,12 +105,12 @@ def _black(model, groups, rows, ngo_n, fraction, max_new_tokens) -> None:
     prompts, index = _unique_texts([p for sp in splits for p, _ in sp])
     outputs = model.generate(prompts, GenerationSettings(max_new_tokens=max_new_tokens))
     for sp, row in zip(splits, rows, strict=True):
-        ngo = [ngram_overlap(outputs[index[p]][0], suffix, ngo_n).raw for p, suffix in sp]
-        verdict = self_referential(ngo[0], ngo[1:], lower_is_leak=False)
+        ngo = [ngram_overlap(outputs[index[p]][0], suffix, ngo_n) for p, suffix in sp]
+        verdict = self_referential(ngo[0].score, [g.score for g in ngo[1:]])
         row.update(
-            ngo=ngo[0],
-            score_ngo=ngo[0],
-            ngo_variants_max=max(ngo[1:], default=np.nan),
+            ngo=ngo[0].raw,
+            score_ngo=ngo[0].score,
+            ngo_variants_max=max((g.raw for g in ngo[1:]), default=np.nan),
             sr_black=verdict.leaked,
             sr_black_p=verdict.p_value,
             sr_black_margin=verdict.margin,

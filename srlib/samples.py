@@ -10,12 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from srlib.errors import InputError
+from srlib.jsonl import iter_jsonl
+
 Format = Literal["completion", "standalone", "stdio"]
 FORMATS: tuple[str, ...] = ("completion", "standalone", "stdio")
 TEXT_FIELDS: tuple[str, ...] = ("prompt", "solution", "tests")
 
 
-class SampleFormatError(ValueError):
+class SampleFormatError(InputError):
     """A sample record (or a JSONL line holding one) is malformed."""
 
 
@@ -138,16 +141,10 @@ def read_jsonl(path: str | os.PathLike[str], record_type: type[Sample] | None = 
     """Read samples (or ``record_type`` records, e.g. ``Variant``) from JSONL; a bad line
     raises ``SampleFormatError`` naming file and line."""
     record_type = record_type or Sample
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such JSONL file: {path}")
     samples = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                samples.append(record_type.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, SampleFormatError, TypeError) as e:
-                raise SampleFormatError(f"{path}:{lineno}: {e}") from e
+    for lineno, record in iter_jsonl(path):
+        try:
+            samples.append(record_type.from_dict(record))
+        except (SampleFormatError, TypeError) as e:
+            raise SampleFormatError(f"{path}:{lineno}: {e}") from e
     return samples

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import math
 import os
 import re
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import Literal
 
 from tqdm import tqdm
+
+from srlib import _launcher
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
 LAUNCHER = Path(__file__).with_name("_launcher.py")
@@ -184,6 +187,33 @@ def _classify(
     return "failed", f"exit code {code}"
 
 
+def launch_spec(
+    program: Path, nonce: str, report_fd: int, uid: int | None, isolate: bool, lim: Limits
+) -> dict[str, object]:
+    """The JSON spec ``_launcher.py`` runs one program by, checked here by the launcher's own
+    ``read_spec`` before it is sent (and again by the launcher when it starts)."""
+    spec = {
+        "program": str(program),
+        "nonce": nonce,
+        "report_fd": report_fd,
+        "uid": -1 if uid is None else uid,
+        "isolate_network": bool(isolate),
+        "cpu_seconds": max(1, math.ceil(lim.timeout)) + 1,
+        "memory_bytes": lim.memory_mb * 2**20,
+        "file_bytes": lim.file_mb * 2**20,
+        "processes": lim.processes,
+        "stack_bytes": lim.stack_mb * 2**20,
+    }
+    bad = [k for k, v in spec.items() if type(v) is int and v < (-1 if k == "uid" else 1)]
+    if bad:
+        raise ValueError(f"invalid sandbox limits {bad}: {spec}")
+    try:
+        _launcher.read_spec([json.dumps(spec)])
+    except SystemExit as e:
+        raise ValueError(str(e)) from None
+    return spec
+
+
 def run_program(
     code: str,
     *,
@@ -214,24 +244,13 @@ def run_program(
         program = base / "program.py"
         program.write_text(code, encoding="utf-8")
         os.chmod(program, 0o600)
-        args = [
-            str(program),
-            nonce,
-            write_fd,
-            -1 if uid is None else uid,
-            int(isolate_network),
-            max(1, math.ceil(lim.timeout)) + 1,
-            lim.memory_mb * 2**20,
-            lim.file_mb * 2**20,
-            lim.processes,
-            lim.stack_mb * 2**20,
-        ]
+        spec = launch_spec(program, nonce, write_fd, uid, isolate_network, lim)
         flags = ["-I"] if hash_seed is None else ["-s", "-P"]
         out_path, err_path = base / "stdout", base / "stderr"
         start = time.perf_counter()
         with out_path.open("wb") as out, err_path.open("wb") as err:
             proc = subprocess.Popen(
-                [python, *flags, str(LAUNCHER), *map(str, args)],
+                [python, *flags, str(LAUNCHER), json.dumps(spec)],
                 cwd=work,
                 env=_env(work, hash_seed),
                 stdin=subprocess.DEVNULL,

@@ -10,7 +10,6 @@ whitespace), so they are comparable across tokenizers and backends.
 from __future__ import annotations
 
 import math
-import re
 import zlib
 from collections import Counter
 from collections.abc import Callable
@@ -18,10 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from srlib.codetext import CODE_TOKEN, code_tokens
 from srlib.models.base import GenerationSettings, LanguageModel, TokenScores
 from srlib.samples import Sample
-
-_CODE_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\S")
 
 
 @dataclass(frozen=True)
@@ -84,22 +82,18 @@ GRAY_SCORERS: dict[str, Callable[..., Score]] = {
 """Gray-box scorers by name, each ``f(token_scores, text) -> Score``."""
 
 
-def code_tokens(text: str) -> list[str]:
-    """Identifiers, numbers and single non-space symbols: the unit of black-box scores."""
-    return _CODE_TOKEN.findall(text)
-
-
 def ngram_overlap(generated: str, reference: str, n: int = 3) -> Score:
     """N-gram overlap (NGO) of a generated suffix with the true suffix, on code tokens:
-    |multiset n-grams(generated) ∩ n-grams(reference)| / |n-grams(reference)| (n shrinks to
-    the reference's length when it is shorter; an empty reference scores 0)."""
+    raw = |multiset n-grams(generated) ∩ n-grams(reference)| / |n-grams(reference)| (n
+    shrinks to the reference's length when it is shorter; an empty reference scores 0).
+    Oriented in log units like the gray-box scores: log((hits + 1) / (n-grams + 1)), finite
+    at zero overlap and 0 at a perfect one."""
     ref, gen = code_tokens(reference), code_tokens(generated)
     n = max(1, min(n, len(ref)))
     grams = lambda toks: Counter(tuple(toks[i : i + n]) for i in range(len(toks) - n + 1))  # noqa: E731
     r, g = grams(ref), grams(gen)
-    total = sum(r.values())
-    value = sum((r & g).values()) / total if total else 0.0
-    return Score(value, value)
+    total, hits = sum(r.values()), sum((r & g).values())
+    return Score(hits / total if total else 0.0, math.log((hits + 1) / (total + 1)))
 
 
 def prefix_suffix(sample: Sample, fraction: float = 0.5) -> tuple[str, str]:
@@ -120,7 +114,7 @@ def ngram_accuracy(model: LanguageModel, text: str, n: int = 5, starts: int = 5)
     """n-gram accuracy (Xu et al. 2024, BenBench): from ``starts`` evenly spaced prefixes
     (``linspace(2, len − n, starts)`` on code tokens), greedily generate and count a hit when
     the next ``n`` code tokens match exactly; score = hits / starts."""
-    toks = list(_CODE_TOKEN.finditer(text))
+    toks = list(CODE_TOKEN.finditer(text))
     if len(toks) < n + 3:
         return Score(float("nan"), float("nan"))
     positions = np.linspace(2, len(toks) - n, starts).astype(int)

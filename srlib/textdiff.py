@@ -6,7 +6,9 @@ import difflib
 import html
 import re
 
-_SPLIT = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\s+|.", re.S)
+from srlib.codetext import CODE_TOKEN
+
+_SPLIT = re.compile(rf"{CODE_TOKEN.pattern}|\s+")  # code tokens and the space between
 
 
 def highlight(a: str, b: str) -> str:

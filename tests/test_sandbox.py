@@ -4,6 +4,7 @@ import os
 import socket
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -77,8 +78,51 @@ def test_fork_bomb_is_contained():
         limits=Limits(timeout=2.0, processes=32),
     )
     assert r.status in {"timeout", "failed"}
-    assert os.fork  # the test process is alive and can still start programs
-    assert run("print(1)").passed
+    assert run("print(1)").passed  # the caller can still start programs
+    if IS_ROOT:  # no process of the run is still alive (zombies wait for init to reap them)
+        assert _live_sandbox_processes() == []
+
+
+def _live_sandbox_processes():
+    """Pids of processes owned by sandbox uids that are not zombies."""
+    live = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid >= 1_500_000_000:
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+                state = stat.rsplit(")", 1)[1].split()[0]
+                live += [] if state in "ZX" else [int(entry.name)]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+    return live
+
+
+def test_the_launcher_refuses_a_spec_that_breaks_the_contract(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from srlib.sandbox import LAUNCHER, launch_spec
+
+    program = tmp_path / "p.py"
+    program.write_text("open('ran', 'w').write('yes')\n")
+    spec = launch_spec(program, "n0nce", 1, None, False, Limits())
+    for bad, named in (
+        ({k: v for k, v in spec.items() if k != "memory_bytes"}, "memory_bytes"),
+        ({**spec, "cpu_seconds": "10"}, "cpu_seconds"),
+        ({**spec, "extra": 1}, "extra"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-I", str(LAUNCHER), json.dumps(bad)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert done.returncode != 0 and named in done.stderr
+        assert not (tmp_path / "ran").exists()
+    with pytest.raises(ValueError, match="memory_bytes"):
+        launch_spec(program, "n0nce", 1, None, False, Limits(memory_mb=0))
 
 
 def test_allocating_10_gb_is_a_memory_error():

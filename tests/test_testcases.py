@@ -1,5 +1,6 @@
 """τt: which test forms are found, and that expected values come from the original solution."""
 
+import copy
 import dataclasses
 import random
 
@@ -49,9 +50,9 @@ def toy():
 
 def evaluated(sample, attempts=4):
     plan = tc.plan_tests(sample)
-    res = run_program(tc.evaluation_program(sample, plan, attempts, seed=0), timeout=30)
-    tc.read_evaluations(plan, res.stdout)
-    return plan
+    jobs = tc.mutations(sample, plan, attempts, seed=0)
+    res = run_program(tc.evaluation_program(sample, plan, jobs), timeout=30)
+    return tc.read_evaluations(plan, jobs, res.stdout)
 
 
 def test_finds_every_supported_form_and_skips_the_rest():
@@ -118,7 +119,39 @@ def test_mbpp_prompt_asserts_mirror_the_hidden_tests():
 def test_samples_without_transformable_tests_say_why():
     sample = program_sample("def f():\n    return 1\n", "import random\nassert f() == 1\n")
     plan = tc.plan_tests(sample)
-    assert plan.cases == []
+    assert plan.cases == ()
     assert "asserts" in plan.reason
     stdio = dataclasses.replace(sample, format="stdio", tests="[]")
     assert "stdin" in tc.plan_tests(stdio).reason
+
+
+def test_evaluation_reads_the_plan_without_changing_it():
+    sample = load_benchmark("mbpp", split="prompt")[1]
+    plan = tc.plan_tests(sample)
+    before = copy.deepcopy(plan)
+    jobs = tc.mutations(sample, plan, 4, seed=0)
+    tc.evaluation_program(sample, plan, jobs)
+    filled = tc.read_evaluations(
+        plan, jobs, run_program(tc.evaluation_program(sample, plan, jobs)).stdout
+    )
+    assert plan == before and all(not c.candidates for c in plan.cases)
+    mirrors = [c for c in filled.cases if c.mirror]
+    assert mirrors and all(c.candidates == filled.cases[c.mirror_of].candidates for c in mirrors)
+
+
+def test_copied_cases_give_identical_variants(monkeypatch):
+    from srlib.transforms import make_variants
+
+    sample = load_benchmark("mbpp", split="prompt")[1]
+    expected = make_variants(sample, 3, kinds=("test",), validate=False, progress=False)
+    real = tc.plan_tests
+
+    def copied(s):
+        plan = real(s)
+        return tc.TestPlan(tuple(copy.deepcopy(c) for c in plan.cases), plan.reason)
+
+    monkeypatch.setattr(tc, "plan_tests", copied)
+    again = make_variants(sample, 3, kinds=("test",), validate=False, progress=False)
+    assert [v.to_dict() for v in again] == [v.to_dict() for v in expected]
+    for v in again:  # the prompt quotes the changed asserts, as in the original
+        assert all(line in v.prompt for line in v.tests.strip().splitlines())

@@ -10,10 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from srlib.benchmarks._files import BenchmarkNotFound
+from srlib.errors import SrlibError
 from srlib.samples import Sample, read_jsonl
 
 Loader = Callable[..., list[Sample]]
 _REGISTRY: dict[str, Loader] = {}
+
+
+class UnknownBenchmark(SrlibError, KeyError):
+    """A benchmark name that is neither registered nor ``jsonl:PATH``."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def register_benchmark(name: str) -> Callable[[Loader], Loader]:
@@ -38,7 +46,7 @@ def load_benchmark(name: str, **options: object) -> list[Sample]:
             raise TypeError(f"jsonl benchmarks take no options, got {sorted(options)}")
         return read_jsonl(name.removeprefix("jsonl:"))
     if name not in _REGISTRY:
-        raise KeyError(
+        raise UnknownBenchmark(
             f"unknown benchmark {name!r}; available: {available_benchmarks()} or 'jsonl:PATH'"
         )
     return _REGISTRY[name](**options)
@@ -48,6 +56,7 @@ from srlib.benchmarks import apps, bigcodebench, humaneval, mbpp  # noqa: E402  
 
 __all__ = [
     "BenchmarkNotFound",
+    "UnknownBenchmark",
     "apps",
     "available_benchmarks",
     "bigcodebench",

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from srlib.errors import SrlibError
 
-class BenchmarkNotFound(FileNotFoundError):
+
+class BenchmarkNotFound(SrlibError, FileNotFoundError):
     """A benchmark's files are not on this machine; the message says how to get them."""
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from srlib.benchmarks import register_benchmark
 from srlib.benchmarks._files import BenchmarkNotFound, cached_dataset_files
 from srlib.harness import call_tests
-from srlib.samples import Sample, SampleFormatError
+from srlib.jsonl import iter_jsonl
+from srlib.samples import Sample
 
 HOW_TO_GET = (
     "APPS is not on this machine. Download it where you have network access, e.g. "
@@ -70,13 +71,7 @@ def _locate(path: str | None, split: str) -> Path:
 def _records(p: Path, split: str):
     """Raw APPS records from a JSONL file or from the original one-folder-per-problem tree."""
     if p.is_file():
-        with p.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise SampleFormatError(f"{p}:{lineno}: {e}") from e
+        yield from (record for _, record in iter_jsonl(p))
         return
     root = p / split if (p / split).is_dir() else p
     problems = sorted(d for d in root.iterdir() if (d / "question.txt").is_file())

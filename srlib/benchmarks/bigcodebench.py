@@ -8,12 +8,11 @@ many third-party libraries; a sample fails in the sandbox when those are not ins
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 from srlib.benchmarks import register_benchmark
 from srlib.benchmarks._files import BenchmarkNotFound, cached_dataset_files
+from srlib.jsonl import iter_jsonl
 from srlib.samples import Sample, SampleFormatError
 
 HOW_TO_GET = (
@@ -71,16 +70,7 @@ def _rows(file: Path) -> list[dict]:
         import pandas as pd
 
         return pd.read_parquet(file).to_dict("records")
-    opener = gzip.open if file.name.endswith(".gz") else open
-    with opener(file, "rt", encoding="utf-8") as fh:
-        rows = []
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise SampleFormatError(f"{file}:{lineno}: {e}") from e
-        return rows
+    return [row for _, row in iter_jsonl(file)]
 
 
 def _sample(r: dict, file: Path, row: int) -> Sample:

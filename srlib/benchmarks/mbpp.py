@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from srlib.benchmarks import register_benchmark
 from srlib.benchmarks._files import data_dir
+from srlib.jsonl import iter_jsonl
 from srlib.samples import Sample, SampleFormatError
 
 SPLITS: dict[str, range] = {
@@ -37,16 +36,14 @@ def load_mbpp(split: str = "all", path: str | None = None) -> list[Sample]:
         raise ValueError(f"unknown MBPP split {split!r}; choose 'all' or one of {list(SPLITS)}")
     file = path or data_dir() / "mbpp" / "mbpp.jsonl"
     samples = []
-    with open(file, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                r = json.loads(line)
-                task_id = int(r["task_id"])
-                if split != "all" and task_id not in SPLITS[split]:
-                    continue
-                samples.append(_sample(r, task_id))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                raise SampleFormatError(f"{file}:{lineno}: bad MBPP record: {e}") from e
+    for lineno, r in iter_jsonl(file):
+        try:
+            task_id = int(r["task_id"])
+            if split != "all" and task_id not in SPLITS[split]:
+                continue
+            samples.append(_sample(r, task_id))
+        except (KeyError, TypeError, ValueError) as e:
+            raise SampleFormatError(f"{file}:{lineno}: bad MBPP record: {e}") from e
     return samples
 
 

@@ -4,10 +4,9 @@ glued together across the removed secret; ``text`` joins them for exact comparis
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+from srlib.codetext import line_starts
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ def secret_context(text: str, start: int, end: int, window: int = 200) -> Contex
 
 def offset(text: str, line: int, column: int, one_based_column: bool = True) -> int:
     """Character offset of a 1-based line and a column (1-based by default, as SecretBench)."""
-    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    starts = line_starts(text)
     if not 1 <= line <= len(starts):
         raise ValueError(f"line {line} is outside a text of {len(starts)} lines")
     return starts[line - 1] + column - (1 if one_based_column else 0)

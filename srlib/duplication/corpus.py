@@ -27,10 +27,9 @@ import random
 import re
 import string
 from dataclasses import dataclass
-from pathlib import Path
 
-from srlib.duplication.overlap import local_corpus
 from srlib.duplication.secretdata import SecretRecord
+from srlib.localfiles import python_files, read_texts
 
 
 @dataclass
@@ -119,14 +118,10 @@ def _insert(text: str, name: str, value: str, suffix: str, rng: random.Random):
 
 def _sample_files(rng: random.Random, k: int) -> list[tuple[str, str]]:
     """``k`` random readable files of this machine's Python sources (200 B to 200 kB)."""
-    paths = [Path(name) for name, _ in local_corpus(read=False)]
+    paths = python_files()
     rng.shuffle(paths)
     out = []
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
+    for path, text in read_texts(paths):
         if 200 < len(text) < 200_000:
             out.append((str(path), text))
             if len(out) == k:

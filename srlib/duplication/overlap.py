@@ -14,9 +14,7 @@ by default, JSONL or parquet shards, or a Dask bag when ``client`` is given.
 
 from __future__ import annotations
 
-import json
 import re
-import sysconfig
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -25,6 +23,9 @@ from tqdm import tqdm
 
 from srlib.duplication.neardup import Fingerprint, is_near
 from srlib.duplication.tokens import context_tokens
+from srlib.errors import InputError
+from srlib.jsonl import iter_jsonl
+from srlib.localfiles import python_files, read_texts
 from srlib.samples import Sample
 from srlib.scoring import code_tokens
 
@@ -34,18 +35,14 @@ _BLOCK = re.compile(r"^(?:def|class|async def) ", re.M)
 def local_corpus(max_files: int | None = None, read: bool = True) -> Iterator[tuple[str, str]]:
     """This machine's Python sources: the standard library and installed packages, as
     ``(path, text)`` (``text`` is empty when ``read`` is false)."""
-    paths = sysconfig.get_paths()
-    roots = dict.fromkeys(Path(paths[k]) for k in ("stdlib", "purelib", "platlib"))
-    count = 0
-    for root in roots:
-        for f in sorted(root.rglob("*.py")):
-            try:
-                yield str(f), f.read_text(encoding="utf-8") if read else ""
-            except (UnicodeDecodeError, OSError):
-                continue
-            count += 1
-            if max_files is not None and count >= max_files:
-                return
+    files = python_files()
+    if not read:
+        yield from ((str(f), "") for f in files[:max_files])
+        return
+    for count, (f, text) in enumerate(read_texts(files), 1):
+        yield str(f), text
+        if max_files is not None and count >= max_files:
+            return
 
 
 def shard_corpus(paths: Sequence[str | Path], field: str = "content") -> Iterator[tuple[str, str]]:
@@ -56,10 +53,10 @@ def shard_corpus(paths: Sequence[str | Path], field: str = "content") -> Iterato
             for i, text in enumerate(frame[field]):
                 yield f"{path.name}:{i}", str(text)
         else:
-            with path.open(encoding="utf-8") as fh:
-                for i, line in enumerate(fh, 1):
-                    if line.strip():
-                        yield f"{path.name}:{i}", json.loads(line)[field]
+            for i, record in iter_jsonl(path):
+                if not isinstance(record, dict) or field not in record:
+                    raise InputError(f"{path}:{i}: no {field!r} field")
+                yield f"{path.name}:{i}", record[field]
 
 
 def _normalise(text: str) -> str:

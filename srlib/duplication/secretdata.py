@@ -12,12 +12,14 @@ never printed: ``SecretRecord.__repr__`` masks them.
 from __future__ import annotations
 
 import csv
-import json
+import errno
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from srlib.duplication.contexts import Context, offset, secret_context
+from srlib.errors import InputError, describe
+from srlib.jsonl import iter_jsonl
 
 _COLUMNS = (
     "id secret repo_name domain commit_id file_path file_type start_line end_line start_column "
@@ -88,27 +90,23 @@ def load_records(path: str | Path) -> list[SecretRecord]:
     """Generic JSONL: ``{"id", "text", "start", "end", "label", "language"?, "category"?,
     "repo"?}`` per line, ``start``/``end`` character offsets of the secret in ``text``."""
     out = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-                rec = SecretRecord(
-                    id=str(r["id"]),
-                    text=r["text"],
-                    start=int(r["start"]),
-                    end=int(r["end"]),
-                    label=parse_label(r["label"], f"{path}:{lineno}"),
-                    language=r.get("language", ""),
-                    category=r.get("category", ""),
-                    repo=r.get("repo", ""),
-                )
-                if not 0 <= rec.start <= rec.end <= len(rec.text):
-                    raise ValueError(f"span [{rec.start}, {rec.end}) outside the text")
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                raise ValueError(f"{path}:{lineno}: bad secret record: {e}") from e
-            out.append(rec)
+    for lineno, r in iter_jsonl(path):
+        try:
+            rec = SecretRecord(
+                id=str(r["id"]),
+                text=r["text"],
+                start=int(r["start"]),
+                end=int(r["end"]),
+                label=parse_label(r["label"], f"{path}:{lineno}"),
+                language=r.get("language", ""),
+                category=r.get("category", ""),
+                repo=r.get("repo", ""),
+            )
+            if not 0 <= rec.start <= rec.end <= len(rec.text):
+                raise ValueError(f"span [{rec.start}, {rec.end}) outside the text")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InputError(f"{path}:{lineno}: bad secret record: {describe(e)}") from e
+        out.append(rec)
     return out
 
 
@@ -120,41 +118,56 @@ def _language(file_type: str, file_path: str) -> str:
 def load_secretbench(csv_path: str | Path, files_root: str | Path) -> list[SecretRecord]:
     """SecretBench rows with their files' text (see the module docstring for the layout)."""
     root, out, missing = Path(files_root), [], 0
-    with Path(csv_path).open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if absent:
-            raise ValueError(f"{csv_path}: not the SecretBench schema, missing {absent}")
-        for rowno, row in enumerate(reader, 2):
-            where = f"{csv_path}:{rowno}"
-            file = root / row.get("file_identifier", "")
-            if not row.get("file_identifier") or not file.is_file():
-                file = root / row["repo_name"] / row["file_path"]
-            if not file.is_file():
-                missing += 1
-                continue
-            text = file.read_text(encoding="utf-8", errors="replace")
-            secret = row["secret"]
-            if secret.startswith("[") and secret.endswith("]"):
-                secret = secret[1:-1]  # exported wrapped in brackets
-            start = offset(text, int(row["start_line"]), int(row["start_column"]))
-            end = offset(text, int(row["end_line"]), int(row["end_column"]))
-            if text[start : start + len(secret)] == secret:
-                end = start + len(secret)
-            out.append(
-                SecretRecord(
-                    id=row["id"],
-                    text=text,
-                    start=start,
-                    end=end,
-                    label=parse_label(row["label"], where),
-                    language=_language(row.get("file_type", ""), row["file_path"]),
-                    category=row.get("category", ""),
-                    repo=row["repo_name"],
-                )
-            )
+    if not root.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no such folder of SecretBench files", str(root))
+    try:
+        with Path(csv_path).open(encoding="utf-8", newline="") as fh:
+            missing = _read_secretbench(csv.DictReader(fh), csv_path, root, out)
+    except UnicodeDecodeError as e:
+        raise InputError(f"{csv_path}: not UTF-8 ({e.reason} at byte {e.start})") from e
     if missing:
         warnings.warn(
             f"{csv_path}: {missing} candidates skipped, file not under {root}", stacklevel=2
         )
     return out
+
+
+def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -> int:
+    """Append the rows of a SecretBench CSV to ``out``; the number skipped (file missing)."""
+    absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+    if absent:
+        raise InputError(f"{csv_path}: not the SecretBench schema, missing {absent}")
+    missing = 0
+    for rowno, row in enumerate(reader, 2):
+        where = f"{csv_path}:{rowno}"
+        file = root / row.get("file_identifier", "")
+        if not row.get("file_identifier") or not file.is_file():
+            file = root / row["repo_name"] / row["file_path"]
+        if not file.is_file():
+            missing += 1
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")
+        secret = row["secret"]
+        if secret.startswith("[") and secret.endswith("]"):
+            secret = secret[1:-1]  # exported wrapped in brackets
+        try:
+            start = offset(text, int(row["start_line"]), int(row["start_column"]))
+            end = offset(text, int(row["end_line"]), int(row["end_column"]))
+            label = parse_label(row["label"], where)
+        except ValueError as e:
+            raise InputError(f"{where}: bad SecretBench row: {e}") from e
+        if text[start : start + len(secret)] == secret:
+            end = start + len(secret)
+        out.append(
+            SecretRecord(
+                id=row["id"],
+                text=text,
+                start=start,
+                end=end,
+                label=label,
+                language=_language(row.get("file_type", ""), row["file_path"]),
+                category=row.get("category", ""),
+                repo=row["repo_name"],
+            )
+        )
+    return missing

@@ -9,11 +9,13 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from srlib.errors import CacheError
 from srlib.models.base import GenerationSettings, TokenScores
 
 
@@ -24,10 +26,23 @@ class DiskCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT)")
-        self._db.commit()
+        with self._errors():
+            self._db = sqlite3.connect(self.path, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT)")
+            self._db.execute("SELECT key, value FROM cache LIMIT 1").fetchall()
+            self._db.commit()
+
+    @contextmanager
+    def _errors(self):
+        """Report a damaged or foreign file as a ``CacheError`` naming it."""
+        try:
+            yield
+        except sqlite3.DatabaseError as e:
+            raise CacheError(
+                f"{self.path}: not a readable score cache ({e}); delete it to start afresh "
+                "or pass another cache path"
+            ) from e
 
     @staticmethod
     def key(*parts: Any) -> str:
@@ -37,7 +52,7 @@ class DiskCache:
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values among ``keys``."""
         out = {}
-        with self._lock:
+        with self._lock, self._errors():
             for i in range(0, len(keys), 500):
                 chunk = list(keys[i : i + 500])
                 marks = ",".join("?" * len(chunk))
@@ -49,7 +64,7 @@ class DiskCache:
 
     def put_many(self, items: dict[str, Any]) -> None:
         """Store values and commit (one transaction)."""
-        with self._lock:
+        with self._lock, self._errors():
             self._db.executemany(
                 "INSERT OR REPLACE INTO cache VALUES (?, ?)",
                 [(k, json.dumps(v)) for k, v in items.items()],

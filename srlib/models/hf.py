@@ -9,30 +9,40 @@ orders of magnitude slower on CPUs without native support).
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
 
+from srlib.errors import SrlibError
 from srlib.models.base import GenerationSettings, TokenScores
+from srlib.models.digest import file_digest
 
 
-class ModelNotFound(FileNotFoundError):
+class ModelNotFound(SrlibError, FileNotFoundError):
     """A model is neither a local folder nor in the Hugging Face cache."""
 
 
-def _fingerprint(path: Path, name: str, dtype: str) -> str:
-    """Identify the weights without hashing gigabytes: config, sizes, first and last MiB."""
-    h = hashlib.sha256(f"{name}|{dtype}".encode())
-    if path.is_dir():
-        for f in sorted(path.iterdir()):
-            if f.suffix in (".json", ".safetensors", ".bin", ".model", ".txt"):
-                h.update(f.name.encode() + str(f.stat().st_size).encode())
-                with f.open("rb") as fh:
-                    h.update(fh.read(1 << 20))
-                    if f.stat().st_size > 2 << 20:
-                        fh.seek(-(1 << 20), 2)
-                        h.update(fh.read())
-    return f"hf:{name}:{h.hexdigest()[:16]}"
+def _model_folder(path: str) -> Path:
+    """The folder holding a model's files: ``path`` itself, or its HF cache snapshot."""
+    if Path(path).is_dir():
+        return Path(path)
+    from transformers.utils import cached_file
+
+    return Path(cached_file(path, "config.json", local_files_only=True)).parent
+
+
+def fingerprint(folder: Path, **settings: object) -> str:
+    """Identity of a model for the score cache: the full content of every file in its folder
+    (weights, config, tokenizer; each hashed once and remembered by size and mtime) and every
+    setting that changes a score. The folder's name plays no part."""
+    h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
+    if not files:
+        raise ModelNotFound(f"model folder {folder} holds no files")
+    for f in files:
+        h.update(f"{f.name}\0{file_digest(f)}\0".encode())
+    return f"hf:{folder.name}:{h.hexdigest()[:20]}"
 
 
 def _windows(n: int, size: int, stride: int) -> list[tuple[int, int, int]]:
@@ -87,7 +97,9 @@ class HFModel:
         self.max_length = max_length or ctx
         self.stride = stride or self.max_length // 2
         self.name = str(path)
-        self.fingerprint = _fingerprint(Path(path), Path(str(path)).name, dtype)
+        self.fingerprint = fingerprint(
+            _model_folder(str(path)), dtype=dtype, max_length=self.max_length, stride=self.stride
+        )
 
     def first_token(self, text: str) -> str:
         """The text of the first (never predicted) token of ``text``."""
@@ -150,11 +162,24 @@ class HFModel:
         return results
 
     def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
-        """Continuations of each prompt (greedy unless ``settings.temperature`` > 0)."""
+        """Continuations of each prompt (greedy unless ``settings.temperature`` > 0). Sampling
+        is seeded by ``settings.seed`` in a forked RNG, and the tokenizer's padding is
+        restored afterwards, so the caller's random state and tokenizer are left as they were."""
         import torch
 
         tok = self.tokenizer
+        sides = tok.padding_side, tok.truncation_side
         tok.padding_side, tok.truncation_side = "left", "left"  # keep the prompt's end
+        try:
+            with torch.random.fork_rng():
+                return self._generate(prompts, settings)
+        finally:
+            tok.padding_side, tok.truncation_side = sides
+
+    def _generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+        import torch
+
+        tok = self.tokenizer
         room = max(1, self.max_length - settings.max_new_tokens)
         out: list[list[str]] = []
         sample = settings.temperature > 0
@@ -162,7 +187,7 @@ class HFModel:
             chunk = prompts[b : b + self.batch_size]
             enc = tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=room)
             enc = enc.to(self.device)
-            torch.manual_seed(settings.seed)
+            torch.manual_seed(settings.seed)  # inside fork_rng: the caller's state is restored
             with torch.inference_mode():
                 gen = self.model.generate(
                     **enc,
@@ -171,11 +196,10 @@ class HFModel:
                     temperature=settings.temperature if sample else None,
                     top_p=settings.top_p if sample else None,
                     num_return_sequences=settings.num_samples,
-                    pad_token_id=self.tokenizer.pad_token_id,
+                    pad_token_id=tok.pad_token_id,
                 )
             new = gen[:, enc["input_ids"].shape[1] :]
-            texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+            texts = tok.batch_decode(new, skip_special_tokens=True)
             k = settings.num_samples
             out += [texts[j * k : (j + 1) * k] for j in range(len(chunk))]
-        tok.padding_side, tok.truncation_side = "right", "right"
         return out

@@ -16,10 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from srlib.errors import ServerUnavailable, SrlibError
 from srlib.models.base import GenerationSettings, TokenScores
 
 
-class UnsupportedByServer(RuntimeError):
+class UnsupportedByServer(SrlibError, RuntimeError):
     """The server cannot provide what a detector needs (e.g. echo log-probs)."""
 
 
@@ -61,7 +62,10 @@ class OpenAIModel:
                     raise UnsupportedByServer(f"{self.url} refused the request: {error}")
             if attempt < self.max_retries:
                 time.sleep(self.backoff * 2**attempt)
-        raise ConnectionError(f"{self.url}: gave up after {self.max_retries + 1} tries ({error})")
+        raise ServerUnavailable(
+            f"{self.url}: no answer after {self.max_retries + 1} tries ({error}); is the "
+            "server running at that address?"
+        )
 
     def _map(self, fn, items: list) -> list:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:

@@ -4,28 +4,19 @@ library's own source files (real code, written by many people over decades)."""
 from __future__ import annotations
 
 import random
-import sysconfig
-from pathlib import Path
+
+from srlib.localfiles import python_files, read_texts
 
 
 def python_sources(max_chars: int = 2_000_000, seed: int = 0, min_chars: int = 500) -> list[str]:
     """Standard-library ``.py`` files (tests excluded) in a seeded random order, up to
     ``max_chars`` characters in all."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(
-        p
-        for p in root.rglob("*.py")
-        if "test" not in p.parts and "site-packages" not in p.parts and "idlelib" not in p.parts
-    )
+    files = python_files(("stdlib",), exclude_parts=("test", "idlelib"))
     if not files:
-        raise FileNotFoundError(f"no Python sources under {root}")
+        raise FileNotFoundError("no Python sources in the standard library folder")
     random.Random(seed).shuffle(files)
     texts, total = [], 0
-    for f in files:
-        try:
-            text = f.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
+    for _, text in read_texts(files):
         if len(text) < min_chars:
             continue
         texts.append(text[: max_chars - total])

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from srlib.codetext import NEWLINE, line_starts
 from srlib.samples import Sample
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -45,8 +43,7 @@ class Module:
                 text += "\n"
             spans[name] = (len(text), len(text) + len(value))
             text += value
-        starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
-        return cls(text, spans, starts)
+        return cls(text, spans, line_starts(text))
 
     def offset(self, line: int, column: int) -> int:
         """Offset of a 1-based line and 0-based column (as libcst reports positions)."""
@@ -57,12 +54,12 @@ class Module:
         """The text with tabs in indentation expanded (libcst rejects mixed tabs and spaces,
         Python does not); ``offset`` then maps positions in it back to ``text``."""
         lines, shifts = [], []
-        for line in _NEWLINE.split(self.text):
+        for line in NEWLINE.split(self.text):
             indent = line[: len(line) - len(line.lstrip(" \t"))]
             lines.append(indent.expandtabs(8) + line[len(indent) :])
             shifts.append(len(lines[-1]) - len(line))
         self.shifts = shifts
-        seps = _NEWLINE.findall(self.text) + [""]
+        seps = NEWLINE.findall(self.text) + [""]
         return "".join(line + sep for line, sep in zip(lines, seps, strict=True))
 
     def locate(self, offset: int, length: int) -> tuple[str, int] | None:

@@ -25,6 +25,7 @@ import tokenize
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from srlib.codetext import line_starts
 from srlib.samples import Sample
 from srlib.transforms.edits import Edit, apply_edits
 from srlib.transforms.rename import analyze
@@ -151,10 +152,7 @@ def _layout(code: str) -> list[tuple[int, str, str]] | None:
         toks = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
-    lines = code.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    starts = line_starts(code, universal=False)
 
     def offset(pos: tuple[int, int]) -> int:
         row, col = pos

@@ -9,17 +9,16 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from srlib.codetext import code_tokens
 from srlib.samples import Sample
 from srlib.textdiff import highlight
 from srlib.transforms.surface import rename_problems
 from srlib.transforms.variants import Variants
 
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\S")
-
 
 def tokens_changed(original: str, variant: str) -> int:
     """Number of code tokens of ``original`` replaced, inserted or deleted in ``variant``."""
-    a, b = _TOKEN.findall(original), _TOKEN.findall(variant)
+    a, b = code_tokens(original), code_tokens(variant)
     ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
 

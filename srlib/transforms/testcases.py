@@ -9,6 +9,11 @@ mutated arguments (``mutate``); the expected value comes from running the **orig
 solution on them in the sandbox, and inputs that raise or time out are dropped. Only the
 argument and expected-value spans change; every other byte stays (so literals written over
 several lines are left as they are).
+
+Plans and cases are immutable values: ``mutations`` lists the inputs to try,
+``evaluation_program`` turns them into a program, and ``read_evaluations`` returns a *new*
+plan with each case's evaluated candidates. A prompt quotation of a hidden case (MBPP)
+refers to it by index (``mirror_of``), so copies of a plan behave exactly like the original.
 """
 
 from __future__ import annotations
@@ -18,51 +23,57 @@ import json
 import random
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
+from srlib.codetext import NEWLINE, char_offset, line_starts
 from srlib.samples import Sample
-from srlib.transforms.edits import _NEWLINE, Edit
+from srlib.transforms.edits import Edit
 from srlib.transforms.mutate import Style, mutate_args, render
 
 CALL_SLOT = "__srlib_call__"
 _SEP = re.compile(r"\s*(?:==>|==|➞|->|=>|→|should return|returns|=)\s*")
 
 
-@dataclass
+Candidate = tuple[tuple[Any, ...], str | None, bool | None]
+"""Mutated arguments, repr of the original solution's result (None: failed), truthiness."""
+Mutations = tuple[tuple[int, tuple[Any, ...]], ...]
+"""(case index, mutated arguments) per evaluation, in the order the program runs them."""
+
+
+@dataclass(frozen=True)
 class Case:
     """One call with literal arguments and (unless a truth test) a literal expected value."""
 
     field: str
-    args: list[Any]
-    arg_spans: list[tuple[int, int]]
-    arg_styles: list[Style]
-    keywords: list[str | None]  # keyword name per argument, None for positional
+    args: tuple[Any, ...]
+    arg_spans: tuple[tuple[int, int], ...]
+    arg_styles: tuple[Style, ...]
+    keywords: tuple[str | None, ...]  # keyword name per argument, None for positional
     template: str  # expression to evaluate, CALL_SLOT standing for the call
     expected_span: tuple[int, int] | None
     expected_style: Style
     mode: str  # "value", "truthy" or "falsy"
-    mirror: bool = False  # a prompt quotation of a hidden case: shares its candidates
-    candidates: list[tuple[list[Any], str | None, bool | None]] = field(default_factory=list)
+    mirror_of: int | None = None  # a prompt quotation of the hidden case at this index
+    candidates: tuple[Candidate, ...] = ()  # evaluated mutations (``read_evaluations``)
+
+    @property
+    def mirror(self) -> bool:
+        """Whether this case quotes a hidden case (and so takes that case's inputs)."""
+        return self.mirror_of is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class TestPlan:
     """The transformable cases of a sample, or why there are none."""
 
-    cases: list[Case]
+    cases: tuple[Case, ...]
     reason: str = ""
 
 
 def _char_offsets(text: str):
-    starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
-
-    def offset(line: int, col_bytes: int) -> int:
-        start = starts[line - 1]
-        end = starts[line] if line < len(starts) else len(text)
-        return start + len(text[start:end].encode("utf-8")[:col_bytes].decode("utf-8", "ignore"))
-
-    return offset
+    starts = line_starts(text)
+    return lambda line, col_bytes: char_offset(text, starts, line, col_bytes)
 
 
 def _span(node: ast.AST, offset) -> tuple[int, int]:
@@ -106,14 +117,14 @@ def _case(text, fld, call, template_node, expected, mode, offset) -> Case | None
     template = text[start:cstart] + CALL_SLOT + text[cend:end]
     exp_span = _span(expected, offset) if expected is not None else None
     exp_src = text[exp_span[0] : exp_span[1]] if exp_span else ""
-    if any(_NEWLINE.search(text[a:b]) for a, b in spans) or _NEWLINE.search(exp_src):
+    if any(NEWLINE.search(text[a:b]) for a, b in spans) or NEWLINE.search(exp_src):
         return None  # a literal laid out over several lines: re-rendering would change layout
     return Case(
         field=fld,
-        args=[_literal(v)[1] for v in values],
-        arg_spans=spans,
-        arg_styles=[Style.of(text[a:b]) for a, b in spans],
-        keywords=[None] * len(call.args) + [k.arg for k in call.keywords],
+        args=tuple(_literal(v)[1] for v in values),
+        arg_spans=tuple(spans),
+        arg_styles=tuple(Style.of(text[a:b]) for a, b in spans),
+        keywords=(None,) * len(call.args) + tuple(k.arg for k in call.keywords),
         template=" ".join(template.split()),
         expected_span=exp_span,
         expected_style=Style.of(exp_src),
@@ -228,16 +239,17 @@ def _shift(call: ast.Call, base: int, text: str, expected: tuple[int, int]) -> C
         return base + len(snippet.encode("utf-8")[:col].decode("utf-8", "ignore"))
 
     case = _case(text, "prompt", call, call, None, "value", offset)
-    if case is not None:
-        case.expected_span = expected
-        case.expected_style = Style.of(text[expected[0] : expected[1]])
-    return case
+    if case is None:
+        return None
+    return replace(
+        case, expected_span=expected, expected_style=Style.of(text[expected[0] : expected[1]])
+    )
 
 
 def plan_tests(sample: Sample) -> TestPlan:
     """Find the cases of ``sample`` that τt can transform."""
     if sample.format == "stdio":
-        return TestPlan([], "stdin/stdout tests are data, not calls: not transformed")
+        return TestPlan((), "stdin/stdout tests are data, not calls: not transformed")
     targets = {sample.entry_point, "candidate"} - {""}
     hidden, n_asserts = _hidden_cases(sample, targets)
     prompt = _prompt_examples(sample) if sample.format == "completion" else []
@@ -245,14 +257,15 @@ def plan_tests(sample: Sample) -> TestPlan:
         prompt = _mirror_in_prompt(sample, hidden)
     if not hidden and not prompt:
         why = "tests do not parse" if n_asserts == 0 and sample.tests.strip() else ""
-        return TestPlan([], why or f"none of {n_asserts} asserts calls the function on literals")
-    return TestPlan(hidden + prompt)
+        return TestPlan((), why or f"none of {n_asserts} asserts calls the function on literals")
+    return TestPlan(tuple(hidden + prompt))
 
 
 def _mirror_in_prompt(sample: Sample, hidden: list[Case]) -> list[Case]:
-    """MBPP prompts quote the asserts verbatim: the same case at the quoted position."""
+    """MBPP prompts quote the asserts verbatim: the same case at the quoted position, taking
+    the inputs of the hidden case it quotes (``hidden`` come first in the plan)."""
     out, search_from = [], 0
-    for case in hidden:
+    for index, case in enumerate(hidden):
         line_start = sample.tests.rfind("\n", 0, case.arg_spans[0][0]) + 1
         line_end = sample.tests.find("\n", line_start)
         line = sample.tests[line_start : line_end if line_end >= 0 else None]
@@ -261,10 +274,14 @@ def _mirror_in_prompt(sample: Sample, hidden: list[Case]) -> list[Case]:
             continue
         search_from = at + len(line)
         delta = at - line_start
-        twin = Case(**{**case.__dict__, "field": "prompt", "mirror": True})
-        twin.arg_spans = [(a + delta, b + delta) for a, b in case.arg_spans]
-        if case.expected_span:
-            twin.expected_span = (case.expected_span[0] + delta, case.expected_span[1] + delta)
+        expected = case.expected_span
+        twin = replace(
+            case,
+            field="prompt",
+            mirror_of=index,
+            arg_spans=tuple((a + delta, b + delta) for a, b in case.arg_spans),
+            expected_span=(expected[0] + delta, expected[1] + delta) if expected else None,
+        )
         out.append(twin)
     return out
 
@@ -278,27 +295,37 @@ def call_text(name: str, case: Case, args: list[Any]) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def evaluation_program(sample: Sample, plan: TestPlan, attempts: int, seed: int) -> str:
-    """A program that runs the original solution on ``attempts`` mutations of each case and
-    prints ``[case, attempt, repr or None, truthiness]`` per evaluation as JSON lines."""
-    jobs = []
+def mutations(sample: Sample, plan: TestPlan, attempts: int, seed: int) -> Mutations:
+    """Up to ``attempts`` distinct mutations of each hidden case's arguments, seeded per
+    sample and case (mirrors take their hidden case's)."""
+    out = []
     for ci, case in enumerate(plan.cases):
         if case.mirror:
             continue
         rng = random.Random(f"{seed}:{sample.id}:{ci}")
         seen = set()
         for _ in range(attempts * 3):
-            args = mutate_args(case.args, rng)
+            args = tuple(mutate_args(list(case.args), rng))
             key = repr(args)
             if args == case.args or key in seen:
                 continue
             seen.add(key)
-            case.candidates.append((args, None, None))
-            expr = case.template.replace(CALL_SLOT, call_text(sample.entry_point, case, args))
-            jobs.append((ci, len(case.candidates) - 1, expr))
+            out.append((ci, args))
             if len(seen) == attempts:
                 break
-    body = json.dumps(jobs)
+    return tuple(out)
+
+
+def evaluation_program(sample: Sample, plan: TestPlan, jobs: Mutations) -> str:
+    """A program that runs the original solution on each mutation and prints
+    ``[job index, repr or None, truthiness]`` per evaluation as JSON."""
+    exprs = [
+        plan.cases[ci].template.replace(
+            CALL_SLOT, call_text(sample.entry_point, plan.cases[ci], list(args))
+        )
+        for ci, args in jobs
+    ]
+    body = json.dumps(exprs)
     return (
         sample.code
         + "\n"
@@ -316,7 +343,7 @@ def _alarm(*_):
 
 _signal.signal(_signal.SIGALRM, _alarm)
 _results = []
-for _ci, _ai, _expr in _json.loads(__JOBS__):
+for _job, _expr in enumerate(_json.loads(__JOBS__)):
     try:
         with _cl.redirect_stdout(_io.StringIO()):
             _signal.setitimer(_signal.ITIMER_REAL, 1.0)
@@ -326,15 +353,16 @@ for _ci, _ai, _expr in _json.loads(__JOBS__):
                 _signal.setitimer(_signal.ITIMER_REAL, 0)
         _text = repr(_value)
         _ok = type(_ast.literal_eval(_text)) is type(_value) and _ast.literal_eval(_text) == _value
-        _results.append([_ci, _ai, _text if _ok else None, bool(_value)])
+        _results.append([_job, _text if _ok else None, bool(_value)])
     except BaseException:
-        _results.append([_ci, _ai, None, None])
+        _results.append([_job, None, None])
 _sys.__stdout__.write("\\n@@srlib@@" + _json.dumps(_results) + "\\n")
 """
 
 
-def read_evaluations(plan: TestPlan, stdout: str) -> None:
-    """Fill each case's candidates with the outputs the evaluation program printed."""
+def read_evaluations(plan: TestPlan, jobs: Mutations, stdout: str) -> TestPlan:
+    """A new plan whose cases carry their evaluated candidates (a mirror gets those of the
+    hidden case it quotes); an evaluation that printed nothing leaves every result None."""
     marker = stdout.rfind("@@srlib@@")
     try:
         rows = (
@@ -342,15 +370,24 @@ def read_evaluations(plan: TestPlan, stdout: str) -> None:
         )
     except (json.JSONDecodeError, IndexError):
         rows = []
-    if not rows:
-        for case in plan.cases:
-            case.candidates.clear()
-    for ci, ai, text, truth in rows:
-        args = plan.cases[ci].candidates[ai][0]
-        plan.cases[ci].candidates[ai] = (args, text, truth)
+    results = {job: (text, truth) for job, text, truth in rows}
+    found: dict[int, list[Candidate]] = {}
+    for job, (ci, args) in enumerate(jobs):
+        text, truth = results.get(job, (None, None))
+        found.setdefault(ci, []).append((args, text, truth))
+    cases = tuple(
+        replace(case, candidates=tuple(found.get(source_of(ci, case), ())))
+        for ci, case in enumerate(plan.cases)
+    )
+    return replace(plan, cases=cases)
 
 
-def valid_candidates(case: Case) -> list[tuple[list[Any], str | None]]:
+def source_of(index: int, case: Case) -> int:
+    """The index of the case whose inputs ``case`` uses: itself, or the one it quotes."""
+    return index if case.mirror_of is None else case.mirror_of
+
+
+def valid_candidates(case: Case) -> list[tuple[tuple[Any, ...], str | None]]:
     """Mutations whose evaluation succeeded and fit the case's form."""
     out = []
     for args, text, truth in case.candidates:
@@ -361,7 +398,7 @@ def valid_candidates(case: Case) -> list[tuple[list[Any], str | None]]:
     return out
 
 
-def case_edits(case: Case, choice: tuple[list[Any], str | None]) -> list[Edit]:
+def case_edits(case: Case, choice: tuple[tuple[Any, ...], str | None]) -> list[Edit]:
     """Edits that put a chosen mutation (and its expected value) into the case's field."""
     args, text = choice
     edits = [

@@ -143,7 +143,10 @@ def _prepare(jobs, kinds, attempts, seed, validate, sandbox) -> None:
                     {"variant": None, "stage": "test", "reason": job.plan.reason}
                 )
     planned = [j for j in jobs if j.plan and j.plan.cases]
-    programs = [tc.evaluation_program(j.sample, j.plan, attempts, seed) for j in planned]
+    inputs = [tc.mutations(j.sample, j.plan, attempts, seed) for j in planned]
+    programs = [
+        tc.evaluation_program(j.sample, j.plan, m) for j, m in zip(planned, inputs, strict=True)
+    ]
     limits = Limits(timeout=max(60.0, sandbox["timeout"]), max_output=5_000_000)
     results = run_programs(
         programs,
@@ -151,8 +154,8 @@ def _prepare(jobs, kinds, attempts, seed, validate, sandbox) -> None:
         progress=sandbox["progress"] and "test outputs",
         limits=limits,
     )
-    for job, res in zip(planned, results, strict=True):
-        tc.read_evaluations(job.plan, res.stdout)
+    for job, jobs_in, res in zip(planned, inputs, results, strict=True):
+        job.plan = tc.read_evaluations(job.plan, jobs_in, res.stdout)
     if validate:
         originals = _validate([j.sample for j in jobs], True, sandbox)
         for job, (ok, why) in zip(jobs, originals, strict=True):
@@ -197,14 +200,14 @@ def _one(job: _Job, kinds, seed, attempt) -> Variant | None:
                 renames += r
                 applied.append(kind)
     if job.plan and job.plan.cases:
-        chosen: dict[int, tuple] = {}
-        for case in job.plan.cases:
-            key = id(case.candidates)
-            if key not in chosen:
-                valid = tc.valid_candidates(case)
-                chosen[key] = rng.choice(valid) if valid else None
-            if chosen[key] is not None:
-                test_edits += tc.case_edits(case, chosen[key])
+        chosen: dict[int, tuple | None] = {}  # per hidden case; its quotations take the same
+        for ci, case in enumerate(job.plan.cases):
+            source = tc.source_of(ci, case)
+            if source not in chosen:
+                valid = tc.valid_candidates(job.plan.cases[source])
+                chosen[source] = rng.choice(valid) if valid else None
+            if chosen[source] is not None:
+                test_edits += tc.case_edits(case, chosen[source])
         replaced = _changed_lines(s, apply_edits(s, test_edits))
         if replaced:
             applied.append("test")
