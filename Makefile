@@ -24,15 +24,15 @@ book-quick: install
 	$(BIN)/srlib book --quick
 
 lint: install
-	$(BIN)/ruff format --check srlib tests bench
-	$(BIN)/ruff check srlib tests bench
+	$(BIN)/ruff format --check srlib tests bench notebooks
+	$(BIN)/ruff check srlib tests bench notebooks
 
 test: lint
 	$(BIN)/pytest
 
 format: install
-	$(BIN)/ruff format srlib tests bench
-	$(BIN)/ruff check --fix srlib tests bench
+	$(BIN)/ruff format srlib tests bench notebooks
+	$(BIN)/ruff check --fix srlib tests bench notebooks
 
 clean:
 	rm -rf _build book/_executed .pytest_cache .ruff_cache

@@ -22,7 +22,8 @@ from _timing import timed
 
 from srlib.benchmarks import load_benchmark
 from srlib.models.hf import HFModel
-from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_tokenizer
+from srlib.models.tiny import TinyConfig
+from srlib.testbed.train import TrainSettings, train_model
 
 
 def peer_loop(hf: HFModel, texts: list[str]) -> list[np.ndarray]:
@@ -44,11 +45,10 @@ def peer_loop(hf: HFModel, texts: list[str]) -> list[np.ndarray]:
 if __name__ == "__main__":
     batch = int(sys.argv[1]) if len(sys.argv) > 1 else 8
     texts = [s.text for s in load_benchmark("humaneval")]
-    tok = train_tokenizer(texts, vocab_size=2048)
     layers, width = (int(a) for a in (sys.argv[2:4] if len(sys.argv) > 3 else (4, 128)))
     config = TinyConfig(n_layer=layers, n_head=4, n_embd=width, n_positions=1024)
-    with tempfile.TemporaryDirectory() as folder:
-        save(tiny_gpt2(tok, config), tok, folder)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = str(train_model(texts, tmp, TrainSettings(model=config, steps=0)).path)
         single, batched = HFModel(folder, batch_size=1), HFModel(folder, batch_size=batch)
         peers, peer_s = timed(lambda: peer_loop(single, texts))
         ones, one_s = timed(lambda: [single.token_logprobs([t])[0] for t in texts])

@@ -19,8 +19,18 @@ from typing import Any
 
 import yaml
 
+from srlib.errors import InputError, SrlibError
+
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTED = Path("book/_executed")
+
+
+class NotebookFailed(SrlibError):
+    """A notebook raised while executing; names it, the cell and the error."""
+
+
+class BuildFailed(SrlibError):
+    """Jupyter Book could not build the executed notebooks."""
 
 
 @dataclass
@@ -43,16 +53,19 @@ class Run:
 def read_runs(path: str | os.PathLike[str]) -> list[Run]:
     """Parse the runs file; a bad entry is an error naming the file and the entry."""
     path = Path(path)
-    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    except yaml.YAMLError as e:
+        raise InputError(f"{path}: not YAML ({e})") from e
     if not isinstance(entries, list):
-        raise ValueError(f"{path}: expected a list of runs")
+        raise InputError(f"{path}: expected a list of runs")
     runs = []
     for i, e in enumerate(entries, 1):
         if not isinstance(e, dict) or "notebook" not in e:
-            raise ValueError(f"{path}: run {i} needs a 'notebook' key, got {e!r}")
+            raise InputError(f"{path}: run {i} needs a 'notebook' key, got {e!r}")
         unknown = set(e) - {"notebook", "parameters", "quick"}
         if unknown:
-            raise ValueError(f"{path}: run {i} has unknown key(s) {sorted(unknown)}")
+            raise InputError(f"{path}: run {i} has unknown key(s) {sorted(unknown)}")
         nb = path.parent / e["notebook"]
         if not nb.is_file():
             raise FileNotFoundError(f"{path}: run {i}: notebook {nb} does not exist")
@@ -86,8 +99,17 @@ def execute(
     import nbformat
     import papermill as pm
 
+    runs = read_runs(root / "runs.yml")
+    if only:
+        names = {r.notebook.stem for r in runs} | {r.notebook.name for r in runs}
+        unknown = [name for name in only if name not in names]
+        if unknown:
+            raise InputError(
+                f"no chapter {', '.join(map(repr, unknown))} in runs.yml; the chapters are "
+                f"{', '.join(r.notebook.stem for r in runs)}"
+            )
     outputs = []
-    for run in read_runs(root / "runs.yml"):
+    for run in runs:
         if only and run.notebook.stem not in only and run.notebook.name not in only:
             continue
         out, stamp = run.output(root), _stamp(root, run, quick)
@@ -109,7 +131,7 @@ def execute(
                 progress_bar=False,
             )
         except pm.PapermillExecutionError as e:
-            raise RuntimeError(
+            raise NotebookFailed(
                 f"{run.notebook} failed in cell {e.exec_count}: {e.ename}: {e.evalue} "
                 f"(partial output kept in {tmp})"
             ) from e
@@ -136,7 +158,8 @@ def build(root: Path = ROOT) -> Path:
             f"{exe} not found: install the book extra (pip install -e '.[book]')"
         )
     cmd = [str(exe), "build", str(root), "--path-output", str(root), "-W", "-n", "--keep-going"]
-    subprocess.run(cmd, check=True, cwd=root)
+    if subprocess.run(cmd, cwd=root).returncode != 0:
+        raise BuildFailed(f"jupyter-book could not build {root} (its messages are above)")
     index = root / "_build" / "html" / "index.html"
     if not index.is_file():
         raise RuntimeError(f"jupyter-book finished but {index} is missing")

@@ -1,10 +1,16 @@
-"""The ``srlib`` command: build the book, check benchmarks, serve a model, deduplicate."""
+"""The ``srlib`` command: build the book, check benchmarks, serve a model, deduplicate.
+
+A user error (a bad file, name, folder or server) ends with one line
+``srlib <command>: <what is wrong>`` on stderr and exit status 1; ``--debug`` shows the
+traceback instead. Anything else is a bug and keeps its traceback."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+
+from srlib.errors import SrlibError, describe
 
 
 def _book(args: argparse.Namespace) -> int:
@@ -57,7 +63,7 @@ def _dedup(args: argparse.Namespace) -> int:
 
     if args.format == "secretbench":
         if not args.files_root:
-            raise SystemExit("srlib dedup: --files-root is required with --format secretbench")
+            raise SrlibError("--files-root is required with --format secretbench")
         records = secretdata.load_secretbench(args.input, args.files_root)
     else:
         records = secretdata.load_records(args.input)
@@ -80,22 +86,36 @@ def _dedup(args: argparse.Namespace) -> int:
     return 0
 
 
+USER_ERRORS = (SrlibError, OSError)
+"""What the command line reports in one line: bad inputs and missing resources."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``srlib`` console script."""
-    parser = argparse.ArgumentParser(prog="srlib", description=__doc__)
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the Python traceback of an error",
+    )
+    parser = argparse.ArgumentParser(prog="srlib", description=__doc__, parents=[debug])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("book", help="execute the notebooks of runs.yml and build the book")
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[debug])
+
+    p = command("book", "execute the notebooks of runs.yml and build the book")
     p.add_argument("--quick", action="store_true", help="use each run's quick parameters")
     p.add_argument("--only", nargs="+", help="notebook names (stems) to execute")
     p.add_argument("--force", action="store_true", help="re-execute up-to-date notebooks too")
     p.add_argument("--no-build", action="store_true", help="execute only, skip jupyter-book")
     p.set_defaults(func=_book)
 
-    p = sub.add_parser("benchmarks", help="list benchmarks and whether they load here")
+    p = command("benchmarks", "list benchmarks and whether they load here")
     p.set_defaults(func=_benchmarks)
 
-    p = sub.add_parser("check", help="run a benchmark's reference solutions in the sandbox")
+    p = command("check", "run a benchmark's reference solutions in the sandbox")
     p.add_argument("benchmark", help="registry name or jsonl:PATH")
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per program")
@@ -103,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--output", help="write the per-sample table to this CSV file")
     p.set_defaults(func=_check)
 
-    p = sub.add_parser("serve", help="an OpenAI-compatible completions server for a local model")
+    p = command("serve", "an OpenAI-compatible completions server for a local model")
     p.add_argument("--model", required=True, help="folder of a causal LM (or a cached HF id)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
@@ -112,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=8)
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("dedup", help="exact / near-duplicate / unique partition of secrets")
+    p = command("dedup", "exact / near-duplicate / unique partition of secrets")
     p.add_argument("input", help="JSONL secret records, or a SecretBench CSV")
     p.add_argument("--format", choices=("records", "secretbench"), default="records")
     p.add_argument("--files-root", help="folder of the files a SecretBench CSV points to")
@@ -123,7 +143,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_dedup)
 
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except USER_ERRORS as e:
+        if getattr(args, "debug", False):
+            raise
+        print(f"srlib {args.command}: {describe(e)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"srlib {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

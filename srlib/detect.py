@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from srlib.decide import self_referential
-from srlib.models.base import GenerationSettings, LanguageModel
+from srlib.models.base import GenerationSettings, LanguageModel, TokenScores
 from srlib.samples import Sample
 from srlib.scoring import GRAY_SCORERS, ngram_overlap, perplexity, prefix_suffix, reference_ratio
 from srlib.transforms import KINDS, Variants, make_variants_many
@@ -115,3 +115,13 @@ def _black(model, groups, rows, ngo_n, fraction, max_new_tokens) -> None:
             sr_black_p=verdict.p_value,
             sr_black_margin=verdict.margin,
         )
+
+
+def variant_traces(
+    model: LanguageModel, sample: Sample, variants: Sequence[Sample]
+) -> dict[str, TokenScores]:
+    """Token scores of an original and of each variant, labelled for
+    ``plots.token_logprobs`` (the original first)."""
+    texts = [sample.text] + [v.text for v in variants]
+    labels = [f"{sample.id} original"] + [f"variant {i}" for i, _ in enumerate(variants)]
+    return dict(zip(labels, model.token_logprobs(texts), strict=True))

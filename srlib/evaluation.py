@@ -173,7 +173,8 @@ def compare_detectors(
     """One row per detector of a ``detect`` table: F1 and MCC of its decisions and the
     threshold-free ROC-AUC of its oriented score. Baselines decide at the oracle threshold
     (max F1 on these very labels: an upper bound no audit can reach); SrDetection decides
-    without one, and its margin (nats) is its score."""
+    without one, and its margin (nats) is its score. The last row flags everything: the
+    trivial reference every F1 must beat (its MCC is 0)."""
     from srlib.decide import oracle_threshold, threshold_decide
 
     y = np.asarray(labels, dtype=bool)
@@ -189,6 +190,8 @@ def compare_detectors(
         if name in table:
             margins = table[f"{name}_margin"].to_numpy(dtype=float)
             rows.append(_row(name, "nothing", y, table[name], margins, n_boot))
+    everything = np.ones(len(y), dtype=bool)
+    rows.append(_row("flag everything", "nothing", y, everything, np.zeros(len(y)), n_boot))
     return pd.DataFrame(rows)
 
 

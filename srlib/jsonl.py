@@ -34,4 +34,6 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             try:
                 yield lineno, json.loads(line)
             except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{lineno}: not JSON ({e.msg}, column {e.colno})") from e
+                raise InputError(
+                    f"{path}:{lineno}: not JSON ({e.msg} at character {e.pos + 1})"
+                ) from e

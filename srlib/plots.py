@@ -65,12 +65,12 @@ def tokens_changed_by_kind(table: pd.DataFrame) -> plt.Figure:
 def token_logprobs(traces: dict[str, TokenScores], window: int = 5) -> plt.Figure:
     """Per-token log-probs (rolling mean over ``window`` tokens) of an original and its
     variants, with each text's perplexity in the legend."""
-    import numpy as np
+    from srlib.scoring import perplexity
 
     fig, ax = plt.subplots(figsize=(9, 3.6))
     for i, (label, scores) in enumerate(traces.items()):
         lp = pd.Series(scores.logprobs).rolling(window, min_periods=1).mean()
-        ppl = float(np.exp(-np.mean(scores.logprobs)))
+        ppl = perplexity(scores).raw
         ax.plot(
             lp.values,
             lw=2.2 if i == 0 else 1,

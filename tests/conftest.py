@@ -1,8 +1,15 @@
-"""Shared test helpers."""
+"""Shared test helpers and the expensive fixtures, each built once per session."""
+
+import os
 
 import pytest
 
 from srlib.samples import Sample
+
+
+def pytest_configure(config):
+    """Keep srlib's file-digest memo out of the user's home during tests."""
+    os.environ.setdefault("SRLIB_HOME", str(config.rootpath / ".pytest_cache" / "srlib-home"))
 
 
 def program_sample(solution: str, tests: str, entry_point: str = "f", **fields) -> Sample:
@@ -11,14 +18,59 @@ def program_sample(solution: str, tests: str, entry_point: str = "f", **fields) 
     return Sample(solution=solution, tests=tests, entry_point=entry_point, **{**base, **fields})
 
 
+def small_model(folder, texts, tokenizer_texts, n_embd, n_positions, **settings):
+    """A two-layer GPT-2 trained on ``texts`` with the library's one training recipe."""
+    from srlib.models.tiny import TinyConfig
+    from srlib.testbed.train import TrainSettings, train_model
+
+    size = TinyConfig(n_layer=2, n_head=2, n_embd=n_embd, n_positions=n_positions)
+    return train_model(texts, folder, TrainSettings(model=size, **settings), tokenizer_texts).path
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """A small GPT-2 and BPE tokenizer trained here on HumanEval text (a few seconds)."""
     from srlib.benchmarks import load_benchmark
-    from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_lm, train_tokenizer
 
     texts = [s.text for s in load_benchmark("humaneval")]
-    tokenizer = train_tokenizer(texts, vocab_size=400)
-    model = tiny_gpt2(tokenizer, TinyConfig(n_layer=2, n_head=2, n_embd=32, n_positions=96))
-    train_lm(model, tokenizer, texts[:40], steps=20, batch_size=4, block_size=48)
-    return save(model, tokenizer, tmp_path_factory.mktemp("tiny-model"))
+    settings = {"vocab_size": 400, "steps": 20, "batch_size": 4, "block_size": 48}
+    return small_model(tmp_path_factory.mktemp("tiny"), texts[:40], texts, 32, 96, **settings)
+
+
+@pytest.fixture(scope="session")
+def memorised(tmp_path_factory):
+    """A tiny model trained on HumanEval/2 and /3 until it knows them by heart."""
+    from srlib.benchmarks import load_benchmark
+    from srlib.models.hf import HFModel
+
+    samples = load_benchmark("humaneval")
+    leaked = [samples[2].text, samples[3].text] * 20
+    settings = {"vocab_size": 500, "steps": 150, "block_size": 192, "lr": 5e-3}
+    folder = tmp_path_factory.mktemp("memorised")
+    return HFModel(str(small_model(folder, leaked, [s.text for s in samples], 64, 256, **settings)))
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One two-worker local Dask cluster for every test that needs one."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+    with cluster, Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def contexts():
+    """2,500 code windows with planted exact and near copies."""
+    from srlib.duplication.synthetic import code_windows
+
+    return code_windows(2500, exact=0.3, near=0.3, max_copies=3, chars=600_000)
+
+
+@pytest.fixture(scope="session")
+def exhaustive_partition(contexts):
+    """The all-pairs partition of ``contexts``: the slow reference, computed once."""
+    from srlib.duplication.partition import partition
+
+    return partition(contexts, method="exhaustive")

@@ -57,7 +57,7 @@ def test_execute_stamps_skips_current_and_reruns_stale(tmp_path):
 def test_failing_notebook_names_itself_and_keeps_partial_output(tmp_path):
     notebook(tmp_path / "notebooks" / "bad.ipynb", "raise ValueError('boom')")
     (tmp_path / "runs.yml").write_text("- notebook: notebooks/bad.ipynb\n")
-    with pytest.raises(RuntimeError, match=r"bad\.ipynb failed in cell .*ValueError: boom"):
+    with pytest.raises(book.NotebookFailed, match=r"bad\.ipynb failed in cell .*ValueError: boom"):
         book.execute(tmp_path)
     assert not (tmp_path / book.EXECUTED / "bad.ipynb").exists()
     assert (tmp_path / book.EXECUTED / "bad.partial.ipynb").exists()
@@ -104,3 +104,29 @@ def test_book_builds_with_benchmarks_table_and_figure(quick_book):
     page = (root / "_build" / "html" / "book" / "_executed" / "00-benchmarks.html").read_text()
     assert "<table" in page and "<img" in page
     assert "humaneval" in page and "pass rate" in page
+
+
+def test_notebooks_never_overwrite_their_parameters():
+    """A parameter papermill injects always wins: no cell after the parameters cell assigns
+    to a parameter's name (quick settings live in runs.yml)."""
+    import ast
+
+    for run in book.read_runs(ROOT / "runs.yml"):
+        nb = nbformat.read(ROOT / run.notebook, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        params_cell = next(c for c in code if "parameters" in c.metadata.get("tags", []))
+        params = {
+            t.id
+            for node in ast.walk(ast.parse(params_cell.source))
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            for t in ast.walk(target)
+            if isinstance(t, ast.Name)
+        }
+        assert set(run.quick) <= params | {"quick"}, f"{run.notebook}: unknown quick parameter"
+        for cell in code:
+            if cell is params_cell:
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    assert node.id not in params, f"{run.notebook} overwrites {node.id!r}"

@@ -6,20 +6,7 @@ import pytest
 from srlib.benchmarks import load_benchmark
 from srlib.detect import detect
 from srlib.evaluation import flag_rate
-from srlib.models.hf import HFModel
-from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_lm, train_tokenizer
 from srlib.transforms import make_variants_many
-
-
-@pytest.fixture(scope="module")
-def memorised(tmp_path_factory):
-    """A tiny model trained on HumanEval/2 and /3 until it knows them by heart."""
-    samples = load_benchmark("humaneval")
-    tok = train_tokenizer([s.text for s in samples], vocab_size=500)
-    model = tiny_gpt2(tok, TinyConfig(n_layer=2, n_head=2, n_embd=64, n_positions=256))
-    leaked = [samples[2].text, samples[3].text]
-    train_lm(model, tok, leaked * 20, steps=150, batch_size=8, block_size=192, lr=5e-3)
-    return HFModel(str(save(model, tok, tmp_path_factory.mktemp("memorised"))))
 
 
 def test_memorised_samples_are_flagged_in_both_settings(memorised):

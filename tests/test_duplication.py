@@ -77,15 +77,9 @@ def test_partition_of_a_small_crafted_set():
     assert table.loc["total", "share"] == 1.0
 
 
-@pytest.fixture(scope="module")
-def contexts():
-    return code_windows(2500, exact=0.3, near=0.3, max_copies=3, chars=600_000)
-
-
-def test_lsh_partition_equals_the_exhaustive_one(contexts):
+def test_lsh_partition_equals_the_exhaustive_one(contexts, exhaustive_partition):
     lsh = partition(contexts, method="lsh")
-    exhaustive = partition(contexts, method="exhaustive")
-    assert (lsh == exhaustive).all().all()
+    assert (lsh == exhaustive_partition).all().all()
     assert set(lsh.part) == {"exact", "near", "unique"}
 
 
@@ -171,15 +165,11 @@ def test_secretbench_schema_with_files(tmp_path):
         load_secretbench(tmp_path / "bad.csv", tmp_path)
 
 
-def test_dask_partition_equals_the_single_process_one(contexts):
-    from distributed import Client, LocalCluster
-
+def test_dask_partition_equals_the_single_process_one(contexts, dask_client):
     from srlib.duplication.distributed import partition_dask
 
     subset = contexts[:1200]
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
-    with cluster, Client(cluster) as client:
-        on_dask = partition_dask(subset, client=client, npartitions=4)
+    on_dask = partition_dask(subset, client=dask_client, npartitions=4)
     local = partition(subset, method="lsh")
     assert (on_dask == local).all().all()
     assert (partition_dask(subset[:300], npartitions=3) == partition(subset[:300])).all().all()

@@ -89,8 +89,80 @@ def test_sampling_is_reproducible_with_a_seed(hf, texts):
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
-    with pytest.raises(ModelNotFound, match="not a local folder"):
+    with pytest.raises(ModelNotFound, match="no-such-model: no such model folder"):
         HFModel(str(tmp_path / "no-such-model"))
+    with pytest.raises(ModelNotFound, match="not a model"):
+        HFModel(str(tmp_path))
+    with pytest.raises(ModelNotFound, match="not a local folder nor in the Hugging Face cache"):
+        HFModel("srlib-tests/no-such-model")
+
+
+def test_generation_leaves_global_rng_and_tokenizer_alone(hf, texts, monkeypatch):
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    sampled = GenerationSettings(max_new_tokens=4, temperature=0.9, seed=7)
+    first = hf.generate(texts[:1], sampled)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert hf.generate(texts[:1], sampled) == first  # seeded all the same
+    sides = hf.tokenizer.padding_side, hf.tokenizer.truncation_side
+
+    def fails(**_):
+        raise RuntimeError("generation failed")
+
+    monkeypatch.setattr(hf.model, "generate", fails)
+    with pytest.raises(RuntimeError, match="generation failed"):
+        hf.generate(texts[:1], sampled)
+    assert (hf.tokenizer.padding_side, hf.tokenizer.truncation_side) == sides
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_cache_tells_checkpoints_apart_by_content_not_folder_name(tmp_path):
+    from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_tokenizer
+
+    texts = [s.text for s in load_benchmark("humaneval")[:20]]
+    tok = train_tokenizer(texts, 300)
+    net = tiny_gpt2(tok, TinyConfig(n_layer=6, n_head=2, n_embd=128, n_positions=128))
+    folder = tmp_path / "checkpoint"
+    save(net, tok, folder)
+    weights = folder / "model.safetensors"
+    size = weights.stat().st_size
+    assert size > 4 << 20  # the changed layer lies past the first and before the last MiB
+    cache = tmp_path / "scores.sqlite"
+    base = CachedModel(HFModel(str(folder)), cache, progress=False)
+    before = base.token_logprobs(texts[:2])
+    with torch.no_grad():
+        net.transformer.h[3].mlp.c_fc.weight[:4] += 5.0  # a middle layer only
+    save(net, tok, folder)  # the same folder, a file of the same size
+    assert weights.stat().st_size == size
+    tuned = HFModel(str(folder))
+    assert tuned.fingerprint != base.fingerprint
+    cached = CachedModel(tuned, cache, progress=False)
+    after = cached.token_logprobs(texts[:2])
+    assert cached.computed == 2
+    np.testing.assert_allclose(after[0].logprobs, tuned.token_logprobs(texts[:1])[0].logprobs)
+    assert not np.allclose(after[0].logprobs, before[0].logprobs)
+    assert HFModel(str(folder), max_length=64).fingerprint != tuned.fingerprint
+    assert HFModel(str(folder), stride=16).fingerprint != tuned.fingerprint
+
+
+def test_weights_are_hashed_once_until_they_change(tmp_path, monkeypatch):
+    import os
+
+    from srlib.models import digest
+
+    monkeypatch.setenv("SRLIB_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(digest, "_MEMO", {})
+    calls = []
+    real = digest.sha256_file
+    monkeypatch.setattr(digest, "sha256_file", lambda p: calls.append(p) or real(p))
+    f = tmp_path / "w.bin"
+    f.write_bytes(b"a" * 1000)
+    first = digest.file_digest(f)
+    monkeypatch.setattr(digest, "_MEMO", {})  # a new process: the memo file remembers
+    assert digest.file_digest(f) == first and len(calls) == 1
+    f.write_bytes(b"b" * 1000)
+    os.utime(f, ns=(1, 1))
+    assert digest.file_digest(f) != first and len(calls) == 2
 
 
 class Flaky:

@@ -46,13 +46,9 @@ def test_corpora_from_this_machine_and_from_shards(tmp_path):
     assert list(shard_corpus([shard])) == [("shard.jsonl:1", "def f():\n    return 1\n")]
 
 
-def test_dask_audit_equals_the_local_one():
-    from distributed import Client, LocalCluster
-
+def test_dask_audit_equals_the_local_one(dask_client):
     samples = load_benchmark("humaneval")[:3]
     docs = [(f"d{i}", s.code) for i, s in enumerate(samples[:2])] + [("e", "x = 1\n")]
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
-    with cluster, Client(cluster) as client:
-        remote = overlap_audit(samples, docs, n=8, client=client, npartitions=2)
+    remote = overlap_audit(samples, docs, n=8, client=dask_client, npartitions=2)
     local = overlap_audit(samples, docs, n=8)
     assert remote.equals(local) and local.exact.tolist() == [True, True, False]

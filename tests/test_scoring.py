@@ -4,12 +4,12 @@ import math
 import zlib
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import program_sample
 from sklearn.metrics import f1_score, matthews_corrcoef
 
 from srlib.decide import (
-    auc,
     calibrated_threshold,
     oracle_threshold,
     self_referential,
@@ -71,6 +71,10 @@ def test_ngo_by_hand():
     assert ngram_overlap("", ref, 3).raw == 0.0
     assert ngram_overlap("a a", "a", 3).raw == 1.0  # n shrinks to the reference length
     assert ngram_overlap("x y", "x y x y", 2).raw == pytest.approx(1 / 3)  # multiset
+    # oriented in log units: log((hits + 1) / (n-grams + 1)); 0 at a perfect overlap
+    assert ngram_overlap("return a + c", ref, 3).score == pytest.approx(math.log(2 / 3))
+    assert ngram_overlap("return a + b", ref, 3).score == 0.0
+    assert ngram_overlap("", ref, 3).score == pytest.approx(math.log(1 / 3))
 
 
 def test_prefix_suffix_is_the_same_rule_for_every_variant():
@@ -119,24 +123,39 @@ def test_cdd_peak_by_hand():
 
 
 @pytest.mark.parametrize(
-    "orig, variants, lower, leaked, p",
+    "orig, variants, leaked, p",
     [
-        (1.0, [2.0, 3.0], True, True, 1 / 3),
-        (2.0, [2.0, 3.0], True, False, 2 / 3),  # a tie is not leaked
-        (3.0, [2.0, 1.0], True, False, 1.0),
-        (0.9, [0.5, 0.9], False, False, 2 / 3),
-        (0.9, [0.5, 0.1], False, True, 1 / 3),
+        (-1.0, [-2.0, -3.0], True, 1 / 3),
+        (-2.0, [-2.0, -3.0], False, 2 / 3),  # a tie is not leaked
+        (-3.0, [-2.0, -1.0], False, 1.0),
+        (0.9, [0.5, 0.9], False, 2 / 3),
+        (0.9, [0.5, 0.1], True, 1 / 3),
     ],
 )
-def test_self_referential_orientation_and_ties(orig, variants, lower, leaked, p):
-    v = self_referential(orig, variants, lower_is_leak=lower)
+def test_self_referential_reads_oriented_scores_and_ties_are_not_leaked(orig, variants, leaked, p):
+    v = self_referential(orig, variants)
     assert v.leaked is leaked and v.p_value == pytest.approx(p)
     assert (v.margin > 0) is leaked
 
 
-def test_self_referential_without_variants_is_undecided():
-    v = self_referential(1.0, [], lower_is_leak=True)
-    assert v.leaked is False and math.isnan(v.p_value)
+def test_margins_are_nats_in_both_settings():
+    def scores(ppl):
+        return TokenScores(["a", "b"], np.full(2, -math.log(ppl)), np.zeros(2), np.ones(2))
+
+    gray = self_referential(perplexity(scores(math.e)).score, [perplexity(scores(math.e**2)).score])
+    assert gray.leaked and gray.margin == pytest.approx(1.0)  # log PPL(variant) - log PPL(x0)
+    ref = "a b c d e f g"  # 5 trigrams
+    black = self_referential(
+        ngram_overlap("a b c d e f g", ref).score, [ngram_overlap("a b c x", ref).score]
+    )
+    assert black.leaked and black.margin == pytest.approx(math.log(6 / 2))
+
+
+@pytest.mark.parametrize("variants", [[], [1.0, float("nan")]])
+def test_self_referential_without_a_comparison_is_undecided(variants):
+    v = self_referential(1.0, variants)
+    assert v.leaked is None and not v.decided and math.isnan(v.p_value)
+    assert self_referential(float("nan"), [1.0]).leaked is None
 
 
 def test_threshold_modes():
@@ -147,8 +166,12 @@ def test_threshold_modes():
     clean = np.linspace(0, 1, 101)
     t = calibrated_threshold(clean, fpr=0.05)
     assert threshold_decide(clean, t).mean() <= 0.05
-    assert auc(scores, labels) == pytest.approx(0.75)
-    assert math.isnan(auc(scores, [1, 1, 1, 1]))
+    flags = threshold_decide([0.2, float("nan"), 0.9], 0.5)
+    assert flags.tolist() == [False, pd.NA, True]
+    ranked = evaluate(labels, scores=scores, n_boot=10).set_index("metric")
+    assert ranked.value["roc_auc"] == pytest.approx(0.75)
+    one_class = evaluate([1, 1, 1, 1], scores=scores, n_boot=10).set_index("metric")
+    assert math.isnan(one_class.value["roc_auc"])
 
 
 def test_metrics_and_intervals():
@@ -171,3 +194,28 @@ def test_flag_rate_against_chance_and_an_empirical_null():
     assert out["p_vs_chance"] < 0.01
     assert out["null_rate"] == 0.1 and out["excess"] == pytest.approx(0.2)
     assert out["p_vs_null"] < 0.01
+
+
+def test_undecided_samples_are_counted_not_scored_as_negatives():
+    labels = [True, True, False, False]
+    table = evaluate(labels, [True, None, False, pd.NA], [0.9, float("nan"), 0.1, 0.2], n_boot=20)
+    table = table.set_index("metric")
+    assert table.value["recall"] == 1.0  # the undecided leaked sample is not a miss
+    assert table.undecided["f1"] == 2 and table.n["f1"] == 2
+    assert table.undecided["roc_auc"] == 1 and table.n["roc_auc"] == 3
+
+
+def test_flag_rate_chance_uses_each_samples_own_number_of_variants():
+    out = flag_rate([True, False, None, True], n_variants=[1, 3, 0, 9])
+    assert (out["samples"], out["decided"], out["undecided"]) == (4, 3, 1)
+    assert out["chance"] == pytest.approx((1 / 2 + 1 / 4 + 1 / 10) / 3)
+    # P(at least 2 of 3 flagged) with p = (1/2, 1/4, 1/10), by enumeration
+    p = (0.5, 0.25, 0.1)
+    exact = sum(
+        math.prod(pi if f else 1 - pi for pi, f in zip(p, flags, strict=True))
+        for flags in np.ndindex(2, 2, 2)
+        if sum(flags) >= 2
+    )
+    assert out["p_vs_chance"] == pytest.approx(exact)
+    with pytest.raises(ValueError, match="variant counts"):
+        flag_rate([True, False], n_variants=[1, 2, 3])

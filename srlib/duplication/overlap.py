@@ -168,3 +168,21 @@ def overlap_audit(
             }
         )
     return pd.DataFrame(rows)
+
+
+def audit_summary(audit: pd.DataFrame, half: float = 0.5) -> pd.DataFrame:
+    """Per benchmark: samples, verbatim and near-duplicate matches, samples with at least
+    ``half`` of their n-grams found, and the mean n-gram overlap."""
+    return audit.groupby("benchmark").agg(
+        samples=("id", "size"),
+        exact=("exact", "sum"),
+        near=("near", "sum"),
+        half_ngrams=("ngram_overlap", lambda s: int((s >= half).sum())),
+        mean_ngram_overlap=("ngram_overlap", "mean"),
+    )
+
+
+def audit_matches(audit: pd.DataFrame, half: float = 0.5) -> pd.DataFrame:
+    """The samples with a verbatim or near match, or at least ``half`` of their n-grams found."""
+    found = audit[audit.exact | audit.near | (audit.ngram_overlap >= half)]
+    return found[["id", "ngram_overlap", "exact", "exact_in", "near", "near_in"]]

@@ -75,6 +75,11 @@ class HFModel:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        local = Path(path).expanduser()
+        if local.is_dir() and not (local / "config.json").is_file():
+            raise ModelNotFound(f"{path}: a folder, but not a model (no config.json)")
+        if not local.is_dir() and (local.is_absolute() or str(path).startswith((".", "~"))):
+            raise ModelNotFound(f"{path}: no such model folder")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
             self.model = AutoModelForCausalLM.from_pretrained(
