@@ -13,10 +13,12 @@ from typing import Any
 from srlib.errors import InputError
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(
+    path: str | os.PathLike[str], error: type[InputError] = InputError
+) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` for each non-blank line of a JSONL (or ``.jsonl.gz``)
     file; a missing file is ``FileNotFoundError``, a line that is not UTF-8 or not JSON an
-    ``InputError`` naming ``file:line``."""
+    ``error`` (an ``InputError``) naming ``file:line``."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(errno.ENOENT, "no such JSONL file", str(path))
@@ -26,7 +28,7 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise InputError(
+                raise error(
                     f"{path}:{lineno}: not UTF-8 ({e.reason} at byte {e.start} of the line)"
                 ) from e
             if not line.strip():
@@ -34,6 +36,4 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             try:
                 yield lineno, json.loads(line)
             except json.JSONDecodeError as e:
-                raise InputError(
-                    f"{path}:{lineno}: not JSON ({e.msg} at character {e.pos + 1})"
-                ) from e
+                raise error(f"{path}:{lineno}: not JSON ({e.msg} at character {e.pos + 1})") from e

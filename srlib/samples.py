@@ -142,7 +142,7 @@ def read_jsonl(path: str | os.PathLike[str], record_type: type[Sample] | None = 
     raises ``SampleFormatError`` naming file and line."""
     record_type = record_type or Sample
     samples = []
-    for lineno, record in iter_jsonl(path):
+    for lineno, record in iter_jsonl(path, SampleFormatError):
         try:
             samples.append(record_type.from_dict(record))
         except (SampleFormatError, TypeError) as e:

@@ -63,3 +63,17 @@ def test_a_killed_scoring_run_resumes_to_the_same_table(memorised, tmp_path):
     assert resumed.sr_gray.tolist() == clean.sr_gray.tolist()
     numeric = clean.select_dtypes("number").columns
     np.testing.assert_allclose(resumed[numeric], clean[numeric], rtol=1e-4)
+
+
+def test_a_sample_without_variants_is_undecided_not_negative(memorised):
+    from srlib.transforms import Variants
+
+    samples = load_benchmark("humaneval")[2:5]
+    variants = make_variants_many(samples, 3, kinds=("function",), progress=False)
+    variants[1] = Variants([], reasons=["no variants"])
+    table = detect(memorised, samples, variants=variants, max_new_tokens=16, progress=False)
+    assert table.sr_gray.isna().tolist() == [False, True, False]
+    assert table.sr_black.isna().tolist() == [False, True, False]
+    summary = flag_rate(table.sr_gray, table.n_variants)
+    assert (summary["decided"], summary["undecided"]) == (2, 1)
+    assert summary["chance"] == 0.25  # from the decided samples' own 3 variants

@@ -101,11 +101,11 @@ def make_variants_many(
         todo = [j for j in jobs if len(j.result) < n and not j.result.reasons]
         if not todo:
             break
-        fresh = {
-            id(j): _generate(j, tuple(kinds), seed, n - len(j.result), naturalness, pool)
+        batch = [
+            (j, v)
             for j in todo
-        }
-        batch = [(j, v) for j in todo for v in fresh[id(j)]]
+            for v in _generate(j, tuple(kinds), seed, n - len(j.result), naturalness, pool)
+        ]
         passed = _validate([v for _, v in batch], validate, sandbox)
         for (job, variant), (ok, why) in zip(batch, passed, strict=True):
             if ok and len(job.result) < n:
@@ -154,8 +154,8 @@ def _prepare(jobs, kinds, attempts, seed, validate, sandbox) -> None:
         progress=sandbox["progress"] and "test outputs",
         limits=limits,
     )
-    for job, jobs_in, res in zip(planned, inputs, results, strict=True):
-        job.plan = tc.read_evaluations(job.plan, jobs_in, res.stdout)
+    for job, tried, res in zip(planned, inputs, results, strict=True):
+        job.plan = tc.read_evaluations(job.plan, tried, res.stdout)
     if validate:
         originals = _validate([j.sample for j in jobs], True, sandbox)
         for job, (ok, why) in zip(jobs, originals, strict=True):
