@@ -86,3 +86,22 @@ def threshold_decide(
     flags = pd.array((s >= threshold) if inclusive else (s > threshold), dtype="boolean")
     flags[np.isnan(s)] = pd.NA
     return flags
+
+
+def contrasted(target: Sequence[float], reference: Sequence[float]) -> SelfReferential:
+    """Reference-contrasted SR, threshold-free. ``target`` and ``reference`` hold the oriented
+    scores (−log PPL) of the original and then of the same variants under the model audited
+    and under a reference model that never saw the data. With Δ(x_i) = log PPL(x_i) −
+    log PPL(x0) = score(x0) − score(x_i), the target's preference for the original beyond
+    the reference's is d_i = Δ_target(x_i) − Δ_ref(x_i); leaked ⇔ min_i d_i > 0, the margin is
+    min_i d_i (nats), and the rank p-value (1 + #{i : d_i ≤ 0}) / (n + 1). The reference
+    absorbs how natural the original's own names are to any model."""
+    t, r = np.asarray(target, dtype=float), np.asarray(reference, dtype=float)
+    if t.shape != r.shape:
+        raise ValueError(f"{t.size} target scores but {r.size} reference scores")
+    if t.size < 2 or np.isnan(t).any() or np.isnan(r).any():
+        return UNDECIDED
+    d = (t[0] - t[1:]) - (r[0] - r[1:])
+    return SelfReferential(
+        bool(d.min() > 0), (1 + int(np.sum(d <= 0))) / (d.size + 1), float(d.min())
+    )

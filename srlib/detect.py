@@ -44,6 +44,8 @@ def detect(
     ``sr_black_margin``; ``score_ngo`` is the NGO threshold baseline. Decisions are read
     from oriented scores and margins are in nats (see ``srlib.decide``); ``sr_*`` is a
     nullable boolean, ``<NA>`` for an undecided sample (no variants, or a NaN score).
+    ``gray_scores`` / ``black_scores`` list the oriented scores of the original and then of
+    each variant, for decisions on subsets of the variants or against a reference model.
     """
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -82,6 +84,7 @@ def _gray(model, reference, groups, rows) -> None:
         row.update(
             ppl=ppls[0].raw,
             ppl_variants_min=min((p.raw for p in ppls[1:]), default=np.nan),
+            gray_scores=[p.score for p in ppls],
             sr_gray=verdict.leaked,
             sr_gray_p=verdict.p_value,
             sr_gray_margin=verdict.margin,
@@ -110,6 +113,7 @@ def _black(model, groups, rows, ngo_n, fraction, max_new_tokens) -> None:
         row.update(
             ngo=ngo[0].raw,
             score_ngo=ngo[0].score,
+            black_scores=[g.score for g in ngo],
             ngo_variants_max=max((g.raw for g in ngo[1:]), default=np.nan),
             sr_black=verdict.leaked,
             sr_black_p=verdict.p_value,

@@ -35,3 +35,21 @@ def read_texts(files: Sequence[Path]) -> Iterator[tuple[Path, str]]:
             yield f, f.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
+
+
+TEXT_NAMES = ("LICENSE", "LICENCE", "COPYING", "AUTHORS", "README", "CHANGES", "NOTICE")
+
+
+def text_files(scopes: Sequence[str] = ("purelib", "platlib")) -> list[Path]:
+    """Sorted natural-language files of installed packages: ``METADATA`` (package
+    descriptions), licence, authors and readme files, and ``.md``/``.rst`` documents."""
+    paths = sysconfig.get_paths()
+    roots = dict.fromkeys(Path(paths[s]) for s in scopes)
+    found = []
+    for root in roots:
+        for f in sorted(root.rglob("*")):
+            wanted = f.suffix in (".md", ".rst") or f.name == "METADATA"
+            wanted = wanted or f.name.upper().startswith(TEXT_NAMES)
+            if wanted and f.suffix not in (".py", ".pyc", ".so") and f.is_file():
+                found.append(f)
+    return list(dict.fromkeys(found))

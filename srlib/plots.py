@@ -88,11 +88,16 @@ def token_logprobs(traces: dict[str, TokenScores], window: int = 5) -> plt.Figur
     return fig
 
 
-def loss_curve(losses: list[float]) -> plt.Figure:
-    """Training loss per step."""
-    fig, ax = plt.subplots(figsize=(6, 3))
-    ax.plot(losses)
+def loss_curve(losses: list[float] | dict[str, list[float]], smooth: int = 1) -> plt.Figure:
+    """Training loss per step, of one run or of several named runs (rolling mean over
+    ``smooth`` steps)."""
+    curves = losses if isinstance(losses, dict) else {"": losses}
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for name, values in curves.items():
+        ax.plot(pd.Series(values).rolling(smooth, min_periods=1).mean().values, label=name)
     ax.set(xlabel="step", ylabel="loss", title="Training loss")
+    if len(curves) > 1:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -106,5 +111,65 @@ def cluster_sizes(parts: pd.DataFrame) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     sns.scatterplot(pd.DataFrame(rows), x="members", y="clusters", hue="kind", ax=ax)
     ax.set(xscale="log", yscale="log", title="Cluster sizes")
+    fig.tight_layout()
+    return fig
+
+
+def memorisation(table: pd.DataFrame) -> plt.Figure:
+    """Leaked against held-out perplexity per checkpoint of each run (from
+    ``testbed.report.memorisation_table``)."""
+    long = table.melt(
+        id_vars=["run", "epoch"], value_vars=["leaked PPL", "held-out PPL"], var_name="samples"
+    )
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    sns.lineplot(long, x="epoch", y="value", hue="run", style="samples", marker="o", ax=ax)
+    ax.set(ylabel="perplexity", yscale="log", title="Leaked and held-out perplexity")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    fig.tight_layout()
+    return fig
+
+
+def detector_intervals(metrics: pd.DataFrame, metric: str = "mcc") -> plt.Figure:
+    """One metric with its bootstrap interval per detector (and threshold mode), a panel
+    per benchmark group: self-referential detectors against the baselines."""
+    m = metrics[metrics.metric == metric].copy()
+    m["detector"] = m.detector + " (" + m.threshold + ")"
+    groups = list(dict.fromkeys(m.group))
+    fig, axes = plt.subplots(
+        1,
+        len(groups),
+        figsize=(4.2 * len(groups), 0.32 * m.detector.nunique() + 1.2),
+        sharey=True,
+        squeeze=False,
+    )
+    palette = {"self-referential": "tab:red", "baseline": "tab:blue", "reference": "gray"}
+    for ax, group in zip(axes[0], groups, strict=True):
+        g = m[m.group == group].reset_index(drop=True)
+        for i, r in g.iterrows():
+            ax.errorbar(
+                r.value,
+                i,
+                xerr=[[r.value - r.low], [r.high - r.value]],
+                fmt="o",
+                color=palette.get(r.kind, "black"),
+            )
+        ax.set_yticks(range(len(g)), g.detector)
+        ax.axvline(0, color="gray", lw=0.5)
+        ax.set(title=group, xlabel=metric.upper())
+    fig.tight_layout()
+    return fig
+
+
+def metric_by(frame: pd.DataFrame, x: str, metric: str = "mcc", title: str = "") -> plt.Figure:
+    """One metric of each detector against ``x`` (epoch, code-to-text ratio, n), with
+    intervals where the frame has them."""
+    m = frame[frame.metric == metric] if "metric" in frame else frame
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    sns.lineplot(m, x=x, y="value", hue="detector", marker="o", ax=ax, errorbar=None)
+    if {"low", "high"} <= set(m.columns):
+        for _, g in m.groupby("detector"):
+            ax.fill_between(g[x], g.low, g.high, alpha=0.12)
+    ax.set(ylabel=metric.upper(), title=title)
+    ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig

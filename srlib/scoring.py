@@ -114,17 +114,37 @@ def ngram_accuracy(model: LanguageModel, text: str, n: int = 5, starts: int = 5)
     """n-gram accuracy (Xu et al. 2024, BenBench): from ``starts`` evenly spaced prefixes
     (``linspace(2, len − n, starts)`` on code tokens), greedily generate and count a hit when
     the next ``n`` code tokens match exactly; score = hits / starts."""
-    toks = list(CODE_TOKEN.finditer(text))
-    if len(toks) < n + 3:
-        return Score(float("nan"), float("nan"))
-    positions = np.linspace(2, len(toks) - n, starts).astype(int)
-    prompts = [text[: toks[p].start()] for p in positions]
-    gens = model.generate(prompts, GenerationSettings(max_new_tokens=8 * n))
-    hits = sum(
-        code_tokens(g[0])[:n] == [t.group() for t in toks[p : p + n]]
-        for p, g in zip(positions, gens, strict=True)
-    )
-    return Score(hits / starts, hits / starts)
+    return ngram_accuracy_many(model, [text], n, starts)[0]
+
+
+def ngram_accuracy_many(
+    model: LanguageModel, texts: list[str], n: int = 5, starts: int = 5
+) -> list[Score]:
+    """``ngram_accuracy`` of many texts with one batched generation call (NaN for a text
+    shorter than ``n + 3`` code tokens)."""
+    plans, prompts = [], []
+    for text in texts:
+        toks = list(CODE_TOKEN.finditer(text))
+        if len(toks) < n + 3:
+            plans.append(None)
+            continue
+        positions = np.linspace(2, len(toks) - n, starts).astype(int)
+        plans.append(
+            [
+                (len(prompts) + i, [t.group() for t in toks[p : p + n]])
+                for i, p in enumerate(positions)
+            ]
+        )
+        prompts += [text[: toks[p].start()] for p in positions]
+    gens = model.generate(prompts, GenerationSettings(max_new_tokens=8 * n)) if prompts else []
+    out = []
+    for plan in plans:
+        if plan is None:
+            out.append(Score(float("nan"), float("nan")))
+            continue
+        hits = sum(code_tokens(gens[i][0])[:n] == truth for i, truth in plan) / starts
+        out.append(Score(hits, hits))
+    return out
 
 
 def cdd_peak(

@@ -18,12 +18,12 @@ def program_sample(solution: str, tests: str, entry_point: str = "f", **fields) 
     return Sample(solution=solution, tests=tests, entry_point=entry_point, **{**base, **fields})
 
 
-def small_model(folder, texts, tokenizer_texts, n_embd, n_positions, **settings):
+def small_model(folder, texts, tokenizer_texts, vocab, n_embd, n_positions, **settings):
     """A two-layer GPT-2 trained on ``texts`` with the library's one training recipe."""
     from srlib.models.tiny import TinyConfig
     from srlib.testbed.train import TrainSettings, train_model
 
-    size = TinyConfig(n_layer=2, n_head=2, n_embd=n_embd, n_positions=n_positions)
+    size = TinyConfig(vocab, n_layer=2, n_head=2, n_embd=n_embd, n_positions=n_positions)
     return train_model(texts, folder, TrainSettings(model=size, **settings), tokenizer_texts).path
 
 
@@ -33,8 +33,8 @@ def tiny_model_dir(tmp_path_factory):
     from srlib.benchmarks import load_benchmark
 
     texts = [s.text for s in load_benchmark("humaneval")]
-    settings = {"vocab_size": 400, "steps": 20, "batch_size": 4, "block_size": 48}
-    return small_model(tmp_path_factory.mktemp("tiny"), texts[:40], texts, 32, 96, **settings)
+    settings = {"steps": 20, "batch_size": 4, "block_size": 48}
+    return small_model(tmp_path_factory.mktemp("tiny"), texts[:40], texts, 400, 32, 96, **settings)
 
 
 @pytest.fixture(scope="session")
@@ -45,9 +45,10 @@ def memorised(tmp_path_factory):
 
     samples = load_benchmark("humaneval")
     leaked = [samples[2].text, samples[3].text] * 20
-    settings = {"vocab_size": 500, "steps": 150, "block_size": 192, "lr": 5e-3}
+    settings = {"steps": 150, "block_size": 192, "lr": 5e-3}
     folder = tmp_path_factory.mktemp("memorised")
-    return HFModel(str(small_model(folder, leaked, [s.text for s in samples], 64, 256, **settings)))
+    texts = [s.text for s in samples]
+    return HFModel(str(small_model(folder, leaked, texts, 500, 64, 256, **settings)))
 
 
 @pytest.fixture(scope="session")

@@ -86,31 +86,71 @@ class _Index:
         self.fps = [Fingerprint.of(context_tokens(s.solution, "python")) for s in samples]
 
 
+def _matches(text: str, index: _Index, min_tokens: int) -> tuple[dict[int, set], set, set]:
+    """One document against the index: per sample the n-grams it shares, and the samples it
+    holds verbatim or as a near-duplicate function."""
+    shared: dict[int, set] = {}
+    for g in _grams(code_tokens(text), index.n):
+        for k in index.owner.get(g, ()):
+            shared.setdefault(k, set()).add(g)
+    if not shared:
+        return shared, set(), set()
+    norm = _normalise(text)
+    blocks = [Fingerprint.of(context_tokens(b, "python")) for b in _blocks(text)]
+    exact = {k for k in shared if index.norm[k] and index.norm[k] in norm}
+    near = {
+        k
+        for k in shared
+        if len(index.fps[k].t0) >= min_tokens
+        and any(is_near(index.fps[k], b, index.t0, index.t1) for b in blocks)
+    }
+    return shared, exact, near
+
+
 def _scan(documents: Iterable[tuple[str, str]], index: _Index, min_tokens: int = 10) -> dict:
     """Per sample: n-grams found, exact matches and near-duplicate matches in ``documents``."""
     found: dict[int, set] = {}
     exact: dict[int, str] = {}
     near: dict[int, str] = {}
     for name, text in documents:
-        hits: set[int] = set()
-        for g in _grams(code_tokens(text), index.n):
-            for k in index.owner.get(g, ()):
-                found.setdefault(k, set()).add(g)
-                hits.add(k)
-        if not hits:
-            continue
-        norm = _normalise(text)
-        blocks = [Fingerprint.of(context_tokens(b, "python")) for b in _blocks(text)]
-        for k in hits:
-            if k not in exact and index.norm[k] and index.norm[k] in norm:
-                exact[k] = name
-            if (
-                k not in near
-                and len(index.fps[k].t0) >= min_tokens
-                and any(is_near(index.fps[k], b, index.t0, index.t1) for b in blocks)
-            ):
-                near[k] = name
+        shared, verbatim, similar = _matches(text, index, min_tokens)
+        for k, grams in shared.items():
+            found.setdefault(k, set()).update(grams)
+        for k in verbatim:
+            exact.setdefault(k, name)
+        for k in similar:
+            near.setdefault(k, name)
     return {"found": found, "exact": exact, "near": near}
+
+
+def contaminated_documents(
+    samples: Sequence[Sample],
+    documents: Iterable[tuple[str, str]],
+    n: int = 13,
+    t0: float = 0.8,
+    t1: float = 0.7,
+    min_tokens: int = 10,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """One row per document that overlaps any sample: ``document``, ``reason`` (the
+    strongest of ``exact``, ``near``, ``ngram``: it holds a solution verbatim, a
+    near-duplicate function, or shares an n-token run), the ``samples`` it overlaps and the
+    number of ``shared_ngrams`` — what a decontaminated training corpus leaves out."""
+    index = _Index(samples, n, t0, t1)
+    rows = []
+    for name, text in tqdm(documents, desc="decontaminate", disable=not progress):
+        shared, exact, near = _matches(text, index, min_tokens)
+        if shared:
+            reason = "exact" if exact else "near" if near else "ngram"
+            rows.append(
+                {
+                    "document": name,
+                    "reason": reason,
+                    "samples": sorted({samples[k].id for k in shared}),
+                    "shared_ngrams": sum(len(g) for g in shared.values()),
+                }
+            )
+    return pd.DataFrame(rows, columns=["document", "reason", "samples", "shared_ngrams"])
 
 
 def _merge(parts: Iterable[dict]) -> dict:

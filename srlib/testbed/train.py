@@ -20,8 +20,7 @@ from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_lm, train_token
 class TrainSettings:
     """How a small model is trained (nanoGPT-style: every field changes the weights)."""
 
-    model: TinyConfig = field(default_factory=TinyConfig)  # size of the network
-    vocab_size: int = 2048  # BPE vocabulary learned from the tokenizer texts
+    model: TinyConfig = field(default_factory=TinyConfig)  # size of network and vocabulary
     steps: int = 800  # optimiser steps (0: a randomly initialised model)
     batch_size: int = 8  # blocks per step
     block_size: int = 256  # tokens per block
@@ -67,7 +66,7 @@ def train_model(
     losses_file = out / "losses.json"
     if losses_file.is_file():
         return TrainedModel(out, json.loads(losses_file.read_text()))
-    tokenizer = train_tokenizer(tokenizer_texts, settings.vocab_size)
+    tokenizer = train_tokenizer(tokenizer_texts, settings.model.vocab_size)
     net = tiny_gpt2(tokenizer, settings.model)
     losses = []
     if settings.steps:

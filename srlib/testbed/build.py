@@ -1,0 +1,205 @@
+"""Build a controlled testbed from a ``TestbedConfig``: samples and their split, variants,
+the decontaminated corpus, the base and reference models, and the continued-pre-training
+runs (leaked at each code-to-text ratio, and the null control). Every artefact is cached
+under ``cache_dir`` by a hash of what produced it, so rebuilding with nothing changed trains
+nothing, and a changed field rebuilds only what depends on it."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from srlib import samples as samples_module
+from srlib.benchmarks import load_benchmark
+from srlib.samples import Sample
+from srlib.testbed import leak as leak_module
+from srlib.testbed.config import TestbedConfig, key
+from srlib.testbed.corpus import Corpus, Mixture, build_corpus
+from srlib.testbed.leak import LeakRun, LeakSettings, continue_training
+from srlib.testbed.train import TrainSettings, train_model
+from srlib.transforms import Variant, Variants, make_variants_many
+from srlib.transforms import variants as variants_module
+
+NULL = "null"
+
+
+def load_samples(specs: tuple[str, ...], limit: int | None = None) -> list[Sample]:
+    """Samples of each ``name`` or ``name:split`` (``jsonl:PATH`` as is), first ``limit`` each."""
+    out = []
+    for spec in specs:
+        name, _, split = spec.partition(":")
+        if name == "jsonl" or not split:
+            loaded = load_benchmark(spec)
+        else:
+            loaded = load_benchmark(name, split=split)
+        out += loaded[:limit]
+    return out
+
+
+def split_samples(samples: list[Sample], leaked_share: float, seed: int) -> pd.DataFrame:
+    """Leaked / held-out by seed, stratified by benchmark: one row per sample."""
+    rng = random.Random(seed)
+    rows = []
+    for bench in dict.fromkeys(s.benchmark for s in samples):
+        ids = [s.id for s in samples if s.benchmark == bench]
+        leaked = set(rng.sample(ids, round(leaked_share * len(ids))))
+        rows += [{"id": i, "benchmark": bench, "leaked": i in leaked} for i in ids]
+    return pd.DataFrame(rows)
+
+
+def run_name(code_to_text: float) -> str:
+    """The name of the leaked run at one code-to-text ratio."""
+    return f"leak@{code_to_text:g}"
+
+
+@dataclass
+class Testbed:
+    """What one configuration builds; ``runs`` maps run names to their checkpoints."""
+
+    config: TestbedConfig
+    cache_dir: Path
+    samples: list[Sample]
+    calibration: list[Sample]
+    split: pd.DataFrame
+    variants: list[Variants]
+    corpus: Corpus
+    base: Path
+    base_losses: list[float]
+    reference: Path
+    runs: dict[str, LeakRun]
+    memo: dict = field(default_factory=dict, repr=False)  # score tables already computed
+
+    @property
+    def main(self) -> str:
+        """The name of the main leaked run (the configured code-to-text ratio)."""
+        return run_name(self.config.code_to_text)
+
+    def leaked_texts(self) -> dict[str, str]:
+        """Sample id → the text that was leaked (the scored text)."""
+        leaked = set(self.split.id[self.split.leaked])
+        return {s.id: s.text for s in self.samples if s.id in leaked}
+
+
+def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -> Testbed:
+    """Everything the experiments need, cached (see the module docstring)."""
+    cache = Path(cache_dir)
+    samples = load_samples(config.benchmarks, config.limit)
+    calibration = load_samples(config.calibration, config.limit)
+    clash = {s.id for s in samples} & {s.id for s in calibration}
+    if clash:
+        raise ValueError(f"calibration samples also scored as benchmark samples: {sorted(clash)}")
+    split = split_samples(samples, config.leaked_share, config.seed)
+    variants = _variants(config, samples, cache, progress)
+    corpus = build_corpus(
+        samples + calibration,
+        code_chars=_need(config, "code"),
+        text_chars=_need(config, "text"),
+        seed=config.seed,
+        progress=progress,
+    )
+    base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
+    plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
+    mixes = {
+        name: corpus.mixture(config.cpt_chars, ratio, config.seed, after=base_mix)
+        for name, ratio in plan
+    }
+    used = Mixture([], {k: max(m.end[k] for m in mixes.values()) for k in ("code", "text")})
+    base, losses = _base(config, base_mix, cache)
+    reference = _reference(config, corpus, used, cache)
+    tb = Testbed(
+        config, cache, samples, calibration, split, variants, corpus, base, losses, reference, {}
+    )
+    leaked = tb.leaked_texts()
+    settings = LeakSettings(
+        repeats=config.repeats,
+        epochs=config.epochs,
+        lr=config.cpt_lr,
+        batch_size=config.batch_size,
+        block_size=config.block_size,
+        seed=config.seed,
+        device=config.device,
+        dtype=config.dtype,
+    )
+    for name, _ in plan:
+        texts = {} if name == NULL else leaked
+        general = mixes[name].texts
+        run_key = key(str(base), general, texts, settings, modules=(leak_module,))
+        folder = cache / "runs" / f"{name}-{run_key}"
+        tb.runs[name] = continue_training(base, general, texts, settings, folder, progress)
+    return tb
+
+
+def _ratios(config: TestbedConfig) -> list[float]:
+    """The code-to-text ratios trained: the sweep, and the main ratio first."""
+    return list(dict.fromkeys([config.code_to_text, *config.code_to_text_sweep]))
+
+
+def _reference_chars(config: TestbedConfig) -> int:
+    """Characters the unrelated reference model is trained on."""
+    return max(config.base_chars // 4, config.cpt_chars // 2)
+
+
+def _need(config: TestbedConfig, kind: str) -> int:
+    """Characters of ``kind`` the base, continued-pre-training and reference mixes use."""
+    share = lambda r: r if kind == "code" else 1 - r  # noqa: E731
+    main = share(config.code_to_text)
+    cpt = max(config.cpt_chars * share(r) for r in _ratios(config))
+    return int((config.base_chars * main + cpt + _reference_chars(config) * main) * 1.05) + 1
+
+
+def _variants(config, samples, cache: Path, progress: bool) -> list[Variants]:
+    """``n_max`` variants per sample, cached as JSONL by samples, settings and code."""
+    texts = [s.to_dict() for s in samples]
+    modules = (variants_module, samples_module)
+    folder = (
+        cache / "variants" / key(texts, config.n_max, config.kinds, config.seed, modules=modules)
+    )
+    if (folder / "variants.jsonl").is_file():
+        flat = samples_module.read_jsonl(folder / "variants.jsonl", Variant)
+        meta = json.loads((folder / "reasons.json").read_text())
+        by_id: dict[str, list] = {s.id: [] for s in samples}
+        for v in flat:
+            by_id[v.original_id].append(v)
+        return [Variants(by_id[s.id], reasons=meta[s.id]) for s in samples]
+    sets = make_variants_many(samples, config.n_max, config.kinds, config.seed, progress=progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reasons.json").write_text(
+        json.dumps({s.id: vs.reasons for s, vs in zip(samples, sets, strict=True)})
+    )
+    samples_module.write_jsonl([v for vs in sets for v in vs], folder / "variants.jsonl")
+    return sets
+
+
+def _base(config, mix: Mixture, cache: Path) -> tuple[Path, list[float]]:
+    """The base model: the configured checkpoint, or one trained here on ``mix``."""
+    if config.base_model is not None:
+        return Path(config.base_model), []
+    settings = TrainSettings(
+        model=config.model,
+        steps=config.base_steps,
+        batch_size=config.batch_size,
+        block_size=config.block_size,
+        lr=config.base_lr,
+        seed=config.seed,
+    )
+    trained = train_model(mix.texts, cache / "models", settings, name="base")
+    return trained.path, trained.losses
+
+
+def _reference(config, corpus: Corpus, used: Mixture, cache: Path) -> Path:
+    """An unrelated small model: other documents (after all the base and continued
+    pre-training text), another seed, another size — it never saw the benchmark either."""
+    mix = corpus.mixture(_reference_chars(config), config.code_to_text, config.seed + 1, used)
+    settings = TrainSettings(
+        model=config.reference,
+        steps=config.reference_steps,
+        batch_size=config.batch_size,
+        block_size=config.block_size,
+        lr=config.base_lr,
+        seed=config.seed + 1,
+    )
+    return train_model(mix.texts, cache / "models", settings, name="reference").path

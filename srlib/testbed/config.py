@@ -1,0 +1,131 @@
+"""The controlled testbed's one configuration (a nanoGPT-style size card) and its named
+profiles: ``cpu`` (the book's default on a 2-core machine), ``quick`` (tests, seconds) and
+``gpu`` (a real checkpoint continued-pre-trained on a GPU). A profile is a starting point:
+``profile("cpu", epochs=4)`` changes one field, and every artefact is cached under a hash of
+the fields it depends on, so a changed field retrains only what depends on it."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+from dataclasses import asdict, dataclass, field
+from types import ModuleType
+from typing import Any
+
+from srlib.models.tiny import TinyConfig
+
+
+@dataclass(frozen=True)
+class TestbedConfig:
+    """Everything that determines a testbed run; each field says what it changes."""
+
+    # --- samples ---
+    benchmarks: tuple[str, ...] = ("humaneval", "mbpp:test")  # scored; "name" or "name:split"
+    calibration: tuple[str, ...] = ("mbpp:validation", "mbpp:train")  # known clean, never leaked
+    limit: int | None = None  # first N samples per benchmark (quick profile only)
+    leaked_share: float = 0.5  # share of each benchmark's samples leaked (stratified split)
+    n: int = 5  # variants per sample in the main table
+    n_max: int = 10  # variants made and scored per sample (the n-sensitivity study's largest n)
+    kinds: tuple[str, ...] = ("function", "variable", "test")  # transformations per variant
+    seed: int = 0  # split, variants, corpus order, initialisation, training order
+    # --- corpus (general text: local code and local natural-language text) ---
+    base_chars: int = 6_000_000  # characters of general text the base model is trained on
+    cpt_chars: int = 1_200_000  # characters of fresh general text in continued pre-training
+    code_to_text: float = 0.75  # share of code (by characters) in the general text
+    code_to_text_sweep: tuple[float, ...] = (0.25, 0.5, 0.75)  # mixing ratios compared
+    # --- base model ---
+    base_model: str | None = None  # a checkpoint folder or cached HF id; None: train one here
+    model: TinyConfig = field(
+        default_factory=lambda: TinyConfig(
+            vocab_size=4096, n_layer=4, n_head=4, n_embd=128, n_positions=512
+        )
+    )  # size of the model trained from scratch (ignored with ``base_model``)
+    base_steps: int = 1500  # optimiser steps of base training
+    base_lr: float = 3e-3  # peak learning rate of base training
+    batch_size: int = 16  # blocks per optimiser step
+    block_size: int = 256  # tokens per block
+    reference: TinyConfig = field(
+        default_factory=lambda: TinyConfig(
+            vocab_size=4096, n_layer=2, n_head=2, n_embd=96, n_positions=512, seed=1
+        )
+    )  # an unrelated small model (other data half, other seed), for contrasted SR
+    reference_steps: int = 800  # its optimiser steps
+    # --- continued pre-training (the leak) ---
+    repeats: int = 2  # times each leaked sample appears per epoch
+    epochs: int = 3  # epochs of continued pre-training, one checkpoint after each
+    cpt_lr: float = 1e-3  # peak learning rate of continued pre-training
+    # --- scoring ---
+    device: str = "cpu"  # torch device for training and scoring
+    dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
+    score_batch: int = 16  # texts per forward pass
+    max_new_tokens: int = 64  # black-box: tokens generated after each prefix
+    black_box_stages: str = "last"  # "last" checkpoint only, or "all" (generation is slow)
+    fpr: float = 0.05  # calibrated thresholds flag this share of the calibration split
+    n_boot: int = 1000  # bootstrap resamples for every interval
+
+    def replace(self, **changes: Any) -> TestbedConfig:
+        """A copy with ``changes``; an unknown field is an error naming it."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"unknown testbed setting(s) {sorted(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+
+PROFILES: dict[str, TestbedConfig] = {
+    "cpu": TestbedConfig(),
+    "quick": TestbedConfig(
+        limit=12,
+        n=2,
+        n_max=3,
+        base_chars=300_000,
+        cpt_chars=80_000,
+        code_to_text_sweep=(0.5, 0.75),
+        model=TinyConfig(vocab_size=512, n_layer=2, n_head=2, n_embd=32, n_positions=256),
+        base_steps=30,
+        batch_size=4,
+        block_size=128,
+        reference=TinyConfig(vocab_size=512, n_layer=1, n_head=2, n_embd=32, n_positions=256),
+        reference_steps=10,
+        repeats=3,
+        epochs=2,
+        max_new_tokens=16,
+        n_boot=50,
+    ),
+    "gpu": TestbedConfig(
+        base_model="Qwen/Qwen2.5-Coder-0.5B",  # any causal LM folder or cached HF id
+        base_chars=0,  # a real checkpoint needs no base training
+        cpt_chars=20_000_000,
+        batch_size=8,
+        block_size=1024,
+        repeats=1,
+        epochs=3,
+        cpt_lr=2e-5,
+        device="cuda",
+        dtype="bfloat16",
+        score_batch=32,
+        max_new_tokens=128,
+        black_box_stages="all",
+    ),
+}
+"""Named starting points: ``cpu`` for the book, ``quick`` for tests, ``gpu`` for real models."""
+
+
+def profile(name: str, **changes: Any) -> TestbedConfig:
+    """A named profile with ``changes`` applied; an unknown name lists the known ones."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown testbed profile {name!r}; choose from {sorted(PROFILES)}")
+    return PROFILES[name].replace(**changes)
+
+
+def key(*parts: Any, modules: tuple[ModuleType, ...] = ()) -> str:
+    """A short stable hash of JSON-able parts (dataclasses included) and of the source of
+    ``modules``, so that changed code invalidates what it produced."""
+    h = hashlib.sha256()
+    for part in parts:
+        value = asdict(part) if dataclasses.is_dataclass(part) else part
+        h.update(json.dumps(value, sort_keys=True, default=str).encode())
+    for module in modules:
+        h.update(inspect.getsource(module).encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,281 @@
+"""The testbed's experiments as tidy tables: every detector on every checkpoint, against the
+known leak. Scores go through the disk cache (``cache_dir/scores.sqlite``), so a rerun scores
+nothing.
+
+Detectors (``kind``): self-referential ones decide without a threshold — ``SR gray``,
+``SR black`` and the reference-contrasted ``SR gray vs base`` / ``SR gray vs unrelated``
+(``decide.contrasted``); their margin is their score. Baselines (PPL, Min-K%, Min-K%++,
+Zlib, reference ratio with the base model, NGO, n-gram accuracy) give oriented scores that
+need a threshold: the **oracle** (max F1 on the labels, an upper bound no audit has), one
+**calibrated** on the known-clean calibration split at a fixed FPR (what an auditor can do),
+or none (ROC-AUC). "flag everything" is the trivial reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from srlib.decide import calibrated_threshold, contrasted, oracle_threshold, threshold_decide
+from srlib.detect import detect
+from srlib.fastmetrics import metric_table
+from srlib.models.cache import CachedModel
+from srlib.models.hf import HFModel
+from srlib.scoring import ngram_accuracy_many, perplexity
+from srlib.testbed.build import Testbed
+from srlib.transforms import Variants
+
+BASELINES = {
+    "PPL": "score_ppl",
+    "Min-K%": "score_min_k",
+    "Min-K%++": "score_min_k_pp",
+    "Zlib": "score_zlib",
+    "Ref (base)": "score_ref",
+    "NGO": "score_ngo",
+    "n-gram acc": "score_ngram_acc",
+}
+METRICS = ("precision", "recall", "f1", "mcc", "fpr", "roc_auc", "tpr@5%fpr")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One model to evaluate: a run's checkpoint after ``epoch`` (the base model: epoch 0)."""
+
+    run: str
+    epoch: int
+    path: Path
+
+    @property
+    def label(self) -> str:
+        """``run@epoch`` for tables and figures."""
+        return f"{self.run} e{self.epoch}"
+
+
+def stages(tb: Testbed) -> list[Stage]:
+    """The base model, then every run's checkpoints in order."""
+    out = [Stage("base", 0, tb.base)]
+    for name, run in tb.runs.items():
+        out += [Stage(name, k, p) for k, p in enumerate(run.checkpoints, 1)]
+    return out
+
+
+def model(tb: Testbed, path: Path, progress: bool = False) -> CachedModel:
+    """A checkpoint behind the testbed's score cache."""
+    c = tb.config
+    hf = HFModel(str(path), device=c.device, dtype=c.dtype, batch_size=c.score_batch)
+    return CachedModel(hf, tb.cache_dir / "scores.sqlite", progress=progress)
+
+
+def scores(
+    tb: Testbed,
+    path: Path,
+    n: int,
+    black: bool = False,
+    variants: list[Variants] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """``detect`` on the testbed's samples with their first ``n`` variants (or the given
+    ``variants``), gray-box and, with ``black``, black-box with n-gram accuracy; the base
+    model as reference; labels joined. One row per sample."""
+    lm = model(tb, path, progress)
+    variants = variants or [Variants(v[:n]) for v in tb.variants]
+    setting = "both" if black else "gray"
+    base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
+    table = detect(
+        lm,
+        tb.samples,
+        variants=variants,
+        setting=setting,
+        reference=base,
+        max_new_tokens=tb.config.max_new_tokens,
+        progress=progress,
+    )
+    if black:
+        acc = ngram_accuracy_many(lm, [s.text for s in tb.samples])
+        table["score_ngram_acc"] = [a.score for a in acc]
+    return table.merge(tb.split[["id", "leaked"]], on="id")
+
+
+def calibration_scores(tb: Testbed, path: Path, black: bool = False) -> pd.DataFrame:
+    """Baseline scores of the known-clean calibration samples under one checkpoint."""
+    lm = model(tb, path)
+    base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
+    none = [Variants() for _ in tb.calibration]
+    table = detect(
+        lm,
+        tb.calibration,
+        variants=none,
+        setting="both" if black else "gray",
+        reference=base,
+        max_new_tokens=tb.config.max_new_tokens,
+        progress=False,
+    )
+    if black:
+        table["score_ngram_acc"] = [
+            a.score for a in ngram_accuracy_many(lm, [s.text for s in tb.calibration])
+        ]
+    return table
+
+
+def detectors(table: pd.DataFrame, base: pd.DataFrame, unrelated: pd.DataFrame) -> pd.DataFrame:
+    """The long table of every detector: id, benchmark, leaked, detector, kind, flag (for
+    self-referential detectors), score (oriented). ``base`` and ``unrelated`` are the
+    reference models' ``scores`` tables on the same variants."""
+    rows = []
+    ref = {
+        "SR gray vs base": base.set_index("id").gray_scores,
+        "SR gray vs unrelated": unrelated.set_index("id").gray_scores,
+    }
+    for r in table.itertuples():
+        common = {"id": r.id, "benchmark": r.benchmark, "leaked": r.leaked}
+        rows.append(
+            {
+                **common,
+                "detector": "SR gray",
+                "kind": "self-referential",
+                "flag": r.sr_gray,
+                "score": r.sr_gray_margin,
+            }
+        )
+        for name, other in ref.items():
+            v = contrasted(r.gray_scores, other[r.id])
+            rows.append(
+                {
+                    **common,
+                    "detector": name,
+                    "kind": "self-referential",
+                    "flag": v.leaked,
+                    "score": v.margin,
+                }
+            )
+        if "sr_black" in table:
+            rows.append(
+                {
+                    **common,
+                    "detector": "SR black",
+                    "kind": "self-referential",
+                    "flag": r.sr_black,
+                    "score": r.sr_black_margin,
+                }
+            )
+        for name, column in BASELINES.items():
+            if column in table:
+                rows.append(
+                    {
+                        **common,
+                        "detector": name,
+                        "kind": "baseline",
+                        "flag": None,
+                        "score": getattr(r, column),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def evaluate_detectors(
+    long: pd.DataFrame,
+    calibration: pd.DataFrame | None,
+    fpr: float = 0.05,
+    n_boot: int = 1000,
+    groups: bool = True,
+) -> pd.DataFrame:
+    """Tidy metrics (with bootstrap intervals) per detector, threshold mode and benchmark
+    group ("all" and, with ``groups``, each benchmark): self-referential detectors as they
+    decide, baselines at the oracle and the calibrated threshold, and flag everything."""
+    rows = []
+    parts = [("all", long)]
+    if groups:
+        parts += [(b, g) for b, g in long.groupby("benchmark", sort=False)]
+    for group, frame in parts:
+        for (detector, kind), d in frame.groupby(["detector", "kind"], sort=False):
+            y, s = d.leaked.to_numpy(bool), d.score.to_numpy(float)
+            modes = []
+            if kind == "self-referential":
+                modes.append(("none", list(d.flag)))
+            else:
+                t_oracle, _ = oracle_threshold(s, y)
+                modes.append(("oracle", threshold_decide(s, t_oracle, inclusive=True)))
+                column = BASELINES[detector]
+                if calibration is not None and column in calibration:
+                    t_cal = calibrated_threshold(calibration[column], fpr)
+                    modes.append(("calibrated", threshold_decide(s, t_cal)))
+            for mode, flags in modes:
+                m = metric_table(y, flags, s, n_boot=n_boot)
+                rows += [
+                    {"group": group, "detector": detector, "kind": kind, "threshold": mode, **rec}
+                    for rec in m.to_dict("records")
+                ]
+        y = frame.drop_duplicates("id").leaked.to_numpy(bool)
+        m = metric_table(y, np.ones(len(y), bool), np.zeros(len(y)), n_boot=n_boot)
+        rows += [
+            {
+                "group": group,
+                "detector": "flag everything",
+                "kind": "reference",
+                "threshold": "none",
+                **rec,
+            }
+            for rec in m.to_dict("records")
+        ]
+    return pd.DataFrame(rows)
+
+
+def wide(metrics: pd.DataFrame, which=("f1", "mcc", "roc_auc", "fpr")) -> pd.DataFrame:
+    """One row per detector and threshold: each metric as ``value [low, high]`` text."""
+    m = metrics[metrics.metric.isin(which)].copy()
+    m["text"] = [
+        f"{v:.2f} [{lo:.2f}, {hi:.2f}]" if np.isfinite(v) else "–"
+        for v, lo, hi in zip(m.value, m.low, m.high, strict=True)
+    ]
+    index = [c for c in ("stage", "group", "detector", "threshold") if c in m]
+    return m.pivot_table(index=index, columns="metric", values="text", aggfunc="first")[list(which)]
+
+
+def memorisation(tb: Testbed, table: pd.DataFrame, base: pd.DataFrame) -> dict:
+    """Did the checkpoint memorise the leaked samples? The per-sample gain in mean token
+    log-probability over the base model (nats) of leaked against held-out samples, with a
+    one-sided Mann-Whitney test (leaked gain larger)."""
+    gain = table.set_index("id").gray_scores.str[0] - base.set_index("id").gray_scores.str[0]
+    labels = tb.split.set_index("id").leaked.reindex(gain.index)
+    leaked, held = gain[labels], gain[~labels]
+    test = stats.mannwhitneyu(leaked, held, alternative="greater")
+    return {
+        "leaked gain (nats)": float(leaked.mean()),
+        "held-out gain (nats)": float(held.mean()),
+        "leaked PPL": float(np.exp(-table.set_index("id").gray_scores.str[0][labels].mean())),
+        "held-out PPL": float(np.exp(-table.set_index("id").gray_scores.str[0][~labels].mean())),
+        "p (Mann-Whitney)": float(test.pvalue),
+    }
+
+
+def sr_subsets(table: pd.DataFrame, n: int, draws: int, seed: int = 0) -> pd.DataFrame:
+    """SR gray with ``n`` of the scored variants, over ``draws`` random subsets: F1, MCC,
+    precision and recall per draw (what the n-sensitivity study averages)."""
+    from srlib.decide import self_referential
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for draw in range(draws):
+        flags = []
+        for scores_ in table.gray_scores:
+            variants = np.asarray(scores_[1:])
+            pick = rng.choice(len(variants), size=min(n, len(variants)), replace=False)
+            flags.append(
+                self_referential(scores_[0], variants[pick]).leaked if len(variants) else None
+            )
+        m = metric_table(table.leaked.to_numpy(bool), flags, n_boot=0).set_index("metric").value
+        rows.append(
+            {"n": n, "draw": draw, **{k: m[k] for k in ("precision", "recall", "f1", "mcc", "fpr")}}
+        )
+    return pd.DataFrame(rows)
+
+
+def naturalness(tb: Testbed):
+    """The base model's mean log-likelihood of texts: the naturalness score that
+    ``make_variants_many(naturalness=...)`` matches variants to."""
+    base = model(tb, tb.base)
+    return lambda texts: [perplexity(s).score for s in base.token_logprobs(texts)]

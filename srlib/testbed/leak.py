@@ -1,0 +1,154 @@
+"""Continued pre-training with a known leak: the leaked samples' text, repeated, mixed into
+general text, trained for whole epochs with a checkpoint after each, and the exact number of
+times each leaked sample was trained on recorded.
+
+Every epoch packs the same documents (general text plus ``repeats`` copies of each leaked
+text, shuffled anew per epoch) into blocks of ``block_size`` tokens and trains on every block
+once, so exposures are counted, not sampled: a copy counts as one exposure, and as *whole*
+when it lies inside one block (a copy cut by a block boundary is seen in two pieces).
+A run with no leaked texts is the null control: the same training without the benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+
+@dataclass(frozen=True)
+class LeakSettings:
+    """How the leak is trained (every field changes the checkpoints)."""
+
+    repeats: int = 2  # copies of each leaked text per epoch
+    epochs: int = 3  # epochs, one checkpoint after each
+    lr: float = 1e-3  # peak learning rate (5% warm-up, then cosine decay to zero)
+    batch_size: int = 16  # blocks per optimiser step
+    block_size: int = 256  # tokens per block
+    seed: int = 0  # document order per epoch
+    device: str = "cpu"  # torch device
+    dtype: str = "float32"  # autocast dtype on a GPU (weights stay float32)
+
+
+@dataclass(frozen=True)
+class LeakRun:
+    """The checkpoints of one run (after epoch 1, 2, ...), its losses and exposures."""
+
+    checkpoints: list[Path]
+    losses: list[float]
+    exposures: pd.DataFrame  # one row per leaked sample and epoch: exposures, whole
+
+
+def _pack(token_docs: list[list[int]], order: list[int], eos: int, block: int):
+    """Concatenate documents in ``order`` with EOS and cut into blocks; the start and end
+    token offsets of each document in the stream."""
+    stream, spans = [], {}
+    for i in order:
+        start = len(stream)
+        stream += token_docs[i] + [eos]
+        spans.setdefault(i, []).append((start, len(stream) - 1))
+    blocks = [stream[s : s + block] for s in range(0, len(stream) - 1, block)]
+    return [b for b in blocks if len(b) > 1], spans
+
+
+def continue_training(
+    base: str | os.PathLike[str],
+    general: Sequence[str],
+    leaked: dict[str, str],
+    settings: LeakSettings,
+    out: str | os.PathLike[str],
+    progress: bool = True,
+) -> LeakRun:
+    """Continue training the causal LM at ``base`` on ``general`` texts plus
+    ``settings.repeats`` copies per epoch of each ``leaked`` text (sample id → text). The
+    checkpoints are written to ``out/epoch-<k>``; a finished run in ``out`` is loaded, not
+    retrained, and an unfinished one is started again (``out`` appears only when complete)."""
+    out = Path(out)
+    if (out / "run.json").is_file():
+        return _load(out)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True).to(settings.device)
+    eos = tokenizer.eos_token_id
+    ids = list(leaked)
+    docs = list(general) + [leaked[i] for i in ids]
+    token_docs = [tokenizer(d)["input_ids"] for d in docs]
+    copies = list(range(len(general))) + [
+        len(general) + j for j in range(len(ids)) for _ in range(settings.repeats)
+    ]
+    first, _ = _pack(token_docs, copies, eos, settings.block_size)
+    steps_per_epoch = math.ceil(len(first) / settings.batch_size)
+    total = steps_per_epoch * settings.epochs
+    opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
+    warmup = max(1, total // 20)
+    torch.manual_seed(settings.seed)
+    autocast = settings.device.startswith("cuda") and settings.dtype != "float32"
+    losses, rows, step = [], [], 0
+    bar = tqdm(total=total, desc=f"continued pre-training ({out.name})", disable=not progress)
+    model.train()
+    for epoch in range(1, settings.epochs + 1):
+        order = copies[:]
+        random.Random(f"{settings.seed}:{epoch}").shuffle(order)
+        blocks, spans = _pack(token_docs, order, eos, settings.block_size)
+        for b in range(0, len(blocks), settings.batch_size):
+            batch = blocks[b : b + settings.batch_size]
+            width = max(map(len, batch))
+            input_ids = torch.tensor([x + [eos] * (width - len(x)) for x in batch])
+            labels = torch.tensor([x + [-100] * (width - len(x)) for x in batch])
+            scale = min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / total))
+            for group in opt.param_groups:
+                group["lr"] = settings.lr * scale
+            with torch.autocast("cuda", dtype=getattr(torch, settings.dtype), enabled=autocast):
+                loss = model(
+                    input_ids=input_ids.to(settings.device), labels=labels.to(settings.device)
+                ).loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            losses.append(loss.item())
+            step += 1
+            bar.update(1)
+        for j, sample_id in enumerate(ids):
+            copies_seen = spans.get(len(general) + j, [])
+            whole = sum(
+                s // settings.block_size == (e - 1) // settings.block_size for s, e in copies_seen
+            )
+            rows.append(
+                {"id": sample_id, "epoch": epoch, "copies": len(copies_seen), "whole": whole}
+            )
+        model.eval()
+        model.save_pretrained(tmp / f"epoch-{epoch}")
+        tokenizer.save_pretrained(tmp / f"epoch-{epoch}")
+        model.train()
+    bar.close()
+    model.eval()
+    meta = {"epochs": settings.epochs, "losses": losses, "exposures": rows}
+    (tmp / "run.json").write_text(json.dumps(meta))
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(tmp, out)
+    return _load(out)
+
+
+def _load(out: Path) -> LeakRun:
+    """A finished run from its folder."""
+    meta = json.loads((out / "run.json").read_text())
+    exposures = pd.DataFrame(meta["exposures"], columns=["id", "epoch", "copies", "whole"])
+    exposures = exposures.astype({"id": str, "epoch": int, "copies": int, "whole": int})
+    exposures["exposures"] = exposures.groupby("id").copies.cumsum()
+    exposures["whole_exposures"] = exposures.groupby("id").whole.cumsum()
+    checkpoints = [out / f"epoch-{k}" for k in range(1, meta["epochs"] + 1)]
+    return LeakRun(checkpoints, meta["losses"], exposures)

@@ -1,0 +1,222 @@
+"""The testbed chapters' tables, each computed here from the cached scores: memorisation
+per checkpoint, the main detection table, the controls and the sensitivity studies."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from srlib.fastmetrics import metric_table
+from srlib.testbed import experiment as ex
+from srlib.testbed.build import NULL, Testbed
+from srlib.transforms import Variants, make_variants_many
+
+
+def scores(tb: Testbed, path, n: int | None = None, black: bool = False) -> pd.DataFrame:
+    """``experiment.scores``, remembered on the testbed (chapters ask for the same ones)."""
+    k = (str(path), n or tb.config.n, black)
+    if k not in tb.memo:
+        tb.memo[k] = ex.scores(tb, path, k[1], black)
+    return tb.memo[k]
+
+
+def black_stage(tb: Testbed, stage: ex.Stage) -> bool:
+    """Whether black-box detectors run on this checkpoint (generation is slow on a CPU)."""
+    last = stage.epoch == tb.config.epochs
+    return stage.run != "base" and (tb.config.black_box_stages == "all" or last)
+
+
+def memorisation_table(tb: Testbed) -> pd.DataFrame:
+    """Per checkpoint: leaked against held-out perplexity and gain over the base model, with
+    the one-sided Mann-Whitney p-value (the null control should show no difference)."""
+    base = scores(tb, tb.base)
+    rows = []
+    for stage in ex.stages(tb)[1:]:
+        rows.append(
+            {
+                "run": stage.run,
+                "epoch": stage.epoch,
+                **ex.memorisation(tb, scores(tb, stage.path), base),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def filtered_ids(tb: Testbed) -> set[str]:
+    """Samples the paper's filter keeps: the base model does not already find the original
+    easier than all its variants (decided by SR gray on the base model)."""
+    base = scores(tb, tb.base)
+    return set(base.id[base.sr_gray.fillna(False).eq(False) & base.sr_gray.notna()])
+
+
+def filter_table(tb: Testbed) -> pd.DataFrame:
+    """Per benchmark: samples, dropped by the filter (base model already prefers the
+    original), kept; with the nominal chance level for comparison."""
+    base = scores(tb, tb.base)
+    base = base.assign(dropped=base.sr_gray.fillna(False).astype(bool))
+    out = base.groupby("benchmark").agg(samples=("id", "size"), dropped=("dropped", "sum"))
+    out["dropped share"] = out.dropped / out.samples
+    out["chance"] = base.groupby("benchmark").n_variants.apply(lambda n: (1 / (n + 1)).mean())
+    return out
+
+
+def stage_detectors(tb: Testbed, stage: ex.Stage, n: int | None = None) -> pd.DataFrame:
+    """The long detector table of one checkpoint (see ``experiment.detectors``)."""
+    n = n or tb.config.n
+    table = scores(tb, stage.path, n, black=black_stage(tb, stage))
+    return ex.detectors(table, scores(tb, tb.base, n), scores(tb, tb.reference, n))
+
+
+def main_table(tb: Testbed, runs: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Metrics of every detector on each checkpoint of ``runs`` (default: the main run and
+    the null control), unfiltered and filtered, thresholds calibrated on that checkpoint's
+    scores of the calibration split."""
+    runs = runs or (tb.main, NULL)
+    keep = filtered_ids(tb)
+    frames = []
+    for stage in ex.stages(tb):
+        if stage.run not in runs:
+            continue
+        long = stage_detectors(tb, stage)
+        cal = ex.calibration_scores(tb, stage.path, black=black_stage(tb, stage))
+        for view, frame in (("unfiltered", long), ("filtered", long[long.id.isin(keep)])):
+            m = ex.evaluate_detectors(frame, cal, tb.config.fpr, tb.config.n_boot)
+            frames.append(m.assign(run=stage.run, epoch=stage.epoch, view=view))
+    return pd.concat(frames, ignore_index=True)
+
+
+def held_out_fpr(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per checkpoint, every detector's false-positive rate on the held-out half (all
+    benchmarks, unfiltered; baselines at their calibrated threshold)."""
+    m = metrics[
+        (metrics.metric == "fpr") & (metrics.group == "all") & (metrics.view == "unfiltered")
+    ]
+    m = m[m.threshold.isin(["none", "calibrated"])]
+    return m.pivot_table(index=["run", "epoch"], columns="detector", values="value")
+
+
+def n_sensitivity(tb: Testbed, ns=(1, 2, 3, 5, 10), draws: int = 10) -> pd.DataFrame:
+    """SR gray's P/R/F1/MCC on the main run's last checkpoint for each n, over ``draws``
+    random subsets of the ``n_max`` scored variants."""
+    last = tb.runs[tb.main].checkpoints[-1]
+    table = scores(tb, last, tb.config.n_max)
+    ns = [n for n in ns if n <= tb.config.n_max]
+    return pd.concat(
+        [ex.sr_subsets(table, n, draws, tb.config.seed) for n in ns], ignore_index=True
+    )
+
+
+def ratio_table(tb: Testbed) -> pd.DataFrame:
+    """Every detector on the last checkpoint of the leaked run at each code-to-text ratio."""
+    frames = []
+    for name, run in tb.runs.items():
+        if name == NULL:
+            continue
+        stage = ex.Stage(name, len(run.checkpoints), run.checkpoints[-1])
+        long = stage_detectors(tb, stage)
+        cal = ex.calibration_scores(tb, stage.path, black=black_stage(tb, stage))
+        m = ex.evaluate_detectors(long, cal, tb.config.fpr, tb.config.n_boot, groups=False)
+        ratio = float(name.split("@")[1])
+        frames.append(m.assign(run=name, code_to_text=ratio))
+    return pd.concat(frames, ignore_index=True)
+
+
+def naturalness_matched(tb: Testbed) -> pd.DataFrame:
+    """Plain against naturalness-matched variants (chosen by the base model's
+    log-likelihood, closest to the original's): the filter rate under the base model and
+    SR gray's precision, recall and MCC on the main run's last checkpoint."""
+    matched = make_variants_many(
+        tb.samples,
+        tb.config.n,
+        tb.config.kinds,
+        tb.config.seed,
+        naturalness=ex.naturalness(tb),
+        progress=False,
+    )
+    last = tb.runs[tb.main].checkpoints[-1]
+    rows = []
+    for kind, sets in (
+        ("plain", [Variants(v[: tb.config.n]) for v in tb.variants]),
+        ("naturalness-matched", matched),
+    ):
+        base = ex.scores(tb, tb.base, tb.config.n, variants=sets)
+        target = ex.scores(tb, last, tb.config.n, variants=sets)
+        y = target.leaked.to_numpy(bool)
+        m = metric_table(y, list(target.sr_gray), n_boot=tb.config.n_boot)
+        m = m.set_index("metric")
+        rows.append(
+            {
+                "variants": kind,
+                "base model flags (filter rate)": float(
+                    base.sr_gray.fillna(False).astype(bool).mean()
+                ),
+                **{k: m.value[k] for k in ("precision", "recall", "mcc", "fpr")},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def split_table(tb: Testbed) -> pd.DataFrame:
+    """Per benchmark: samples, leaked, held out, samples with at least ``n`` and ``n_max``
+    variants, and the size of the clean calibration split."""
+    out = tb.split.groupby("benchmark", sort=False).leaked.agg(samples="size", leaked="sum")
+    out["held out"] = out.samples - out.leaked
+    counts = (
+        pd.DataFrame(
+            {
+                "benchmark": [s.benchmark for s in tb.samples],
+                "variants": [len(v) for v in tb.variants],
+            }
+        )
+        .groupby("benchmark", sort=False)
+        .variants
+    )
+    out[f"≥ {tb.config.n} variants"] = counts.apply(lambda v: int((v >= tb.config.n).sum()))
+    out[f"≥ {tb.config.n_max} variants"] = counts.apply(lambda v: int((v >= tb.config.n_max).sum()))
+    out["calibration (clean)"] = len(tb.calibration)
+    return out
+
+
+def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd.DataFrame:
+    """The study's claim tested on the main run's last checkpoint, per benchmark: the best
+    self-referential detector's MCC against the best baseline's at a calibrated threshold
+    (calibrated on the clean split: another benchmark for HumanEval, the same for MBPP) and
+    at the oracle threshold, and the best AUC of each family."""
+    m = metrics[
+        (metrics.run == tb.main) & (metrics.epoch == tb.config.epochs) & (metrics.view == view)
+    ]
+    calibration_benchmarks = {spec.split(":")[0] for spec in tb.config.calibration}
+    rows = []
+    for group, g in m.groupby("group", sort=False):
+        mcc, auc = g[g.metric == "mcc"], g[g.metric == "roc_auc"]
+
+        def best(frame, kind, threshold=None):
+            f = frame[frame.kind == kind]
+            f = f if threshold is None else f[f.threshold == threshold]
+            return f.loc[f.value.idxmax()] if len(f) else None
+
+        sr, cal, oracle = (
+            best(mcc, "self-referential"),
+            best(mcc, "baseline", "calibrated"),
+            best(mcc, "baseline", "oracle"),
+        )
+        sr_auc, base_auc = best(auc, "self-referential"), best(auc, "baseline")
+        rows.append(
+            {
+                "group": group,
+                "calibrated on": "all"
+                if group == "all"
+                else ("same benchmark" if group in calibration_benchmarks else "another benchmark"),
+                "best SR": sr.detector,
+                "SR MCC": sr.value,
+                "SR MCC low": sr.low,
+                "SR MCC high": sr.high,
+                "best calibrated baseline": cal.detector if cal is not None else "–",
+                "baseline MCC (calibrated)": cal.value if cal is not None else float("nan"),
+                "baseline MCC (oracle)": oracle.value if oracle is not None else float("nan"),
+                "SR − calibrated": sr.value - (cal.value if cal is not None else float("nan")),
+                "SR − oracle": sr.value - (oracle.value if oracle is not None else float("nan")),
+                "best SR AUC": sr_auc.value,
+                "best baseline AUC": base_auc.value if base_auc is not None else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows).set_index("group")

@@ -1,0 +1,124 @@
+"""The controlled testbed: corpus decontamination and mixtures, the split, counted
+exposures, contrasted decisions, fast metrics = the slow reference, and the cached build."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from srlib.benchmarks import load_benchmark
+from srlib.decide import contrasted
+from srlib.duplication.overlap import contaminated_documents
+from srlib.evaluation import evaluate
+from srlib.fastmetrics import metric_table
+from srlib.testbed.build import build, split_samples
+from srlib.testbed.config import key, profile
+from srlib.testbed.corpus import Corpus, Mixture
+
+
+def test_documents_overlapping_a_sample_are_found_with_their_reason():
+    samples = load_benchmark("humaneval")[:3]
+    docs = [
+        ("verbatim.py", "import os\n" + samples[0].code + "\nprint(1)\n"),
+        ("clean.py", "def unrelated(a, b):\n    return sorted(set(a) ^ set(b))\n"),
+    ]
+    found = contaminated_documents(samples, docs)
+    assert found.document.tolist() == ["verbatim.py"]
+    assert found.reason.tolist() == ["exact"] and found.samples[0] == [samples[0].id]
+
+
+def corpus(n=20):
+    code = [(f"c{i}.py", f"x{i} = {i}\n" * 50) for i in range(n)]
+    text = [(f"t{i}.md", f"word{i} " * 100) for i in range(n)]
+    return Corpus(code, text, pd.DataFrame(), pd.DataFrame())
+
+
+def test_mixtures_have_their_ratio_and_later_ones_get_fresh_documents():
+    c = corpus()
+    first = c.mixture(3000, 0.75, seed=1)
+    code = sum(len(t) for t in first.texts if t.startswith("x"))
+    assert first.chars >= 3000 and abs(code / first.chars - 0.75) < 0.05
+    second = c.mixture(2000, 0.5, seed=1, after=first)
+    assert not set(first.texts) & set(second.texts)
+    assert c.mixture(3000, 0.75, seed=1).texts == first.texts  # seeded
+    with pytest.raises(ValueError, match="ran out of text"):
+        c.mixture(10**6, 0.0)
+    with pytest.raises(ValueError, match="code_to_text"):
+        c.mixture(10, 1.5)
+    assert Mixture([], {"code": 0, "text": 0}).chars == 0
+
+
+def test_split_is_stratified_and_seeded():
+    samples = load_benchmark("humaneval")[:10] + load_benchmark("mbpp", split="test")[:30]
+    split = split_samples(samples, 0.5, seed=3)
+    assert split.groupby("benchmark").leaked.sum().to_dict() == {"humaneval": 5, "mbpp": 15}
+    assert split.equals(split_samples(samples, 0.5, seed=3))
+    assert not split.equals(split_samples(samples, 0.5, seed=4))
+
+
+def test_contrasted_sr_by_hand():
+    # Δ_t = (1, 3), Δ_r = (0.5, 2.5): the target prefers the original by 0.5 more than the
+    # reference does on both variants -> leaked, margin 0.5
+    v = contrasted([0.0, -1.0, -3.0], [0.0, -0.5, -2.5])
+    assert v.leaked and v.margin == pytest.approx(0.5) and v.p_value == pytest.approx(1 / 3)
+    # the reference prefers the original as much on one variant -> not leaked
+    assert contrasted([0.0, -1.0, -3.0], [0.0, -1.0, -2.5]).leaked is False
+    assert contrasted([0.0], [0.0]).leaked is None
+    with pytest.raises(ValueError, match="reference scores"):
+        contrasted([0.0, 1.0], [0.0])
+
+
+def test_fast_metrics_equal_the_scikit_learn_reference():
+    rng = np.random.default_rng(1)
+    y = rng.random(300) < 0.4
+    s = y + rng.normal(0, 1, 300)
+    s[:4] = np.nan
+    flags = list(s > 0.3)
+    flags[5] = None
+    slow = evaluate(y, flags, s, n_boot=200).set_index("metric")
+    fast = metric_table(y, flags, s, n_boot=200).set_index("metric").loc[slow.index]
+    pd.testing.assert_frame_equal(fast, slow, check_exact=False, rtol=1e-9)
+
+
+def test_profiles_and_keys():
+    quick = profile("quick")
+    assert profile("cpu").limit is None  # the book's profile keeps every sample
+    with pytest.raises(ValueError, match="unknown testbed profile"):
+        profile("tpu")
+    with pytest.raises(ValueError, match="epoch"):
+        quick.replace(epoch=3)
+    assert key(quick) == key(profile("quick")) != key(quick.replace(epochs=3))
+
+
+@pytest.fixture(scope="module")
+def quick_testbed(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("testbed")
+    return build(profile("quick"), cache, progress=False), cache
+
+
+def test_build_counts_exposures_and_reuses_its_cache(quick_testbed):
+    tb, cache = quick_testbed
+    config = tb.config
+    leaked = tb.split[tb.split.leaked]
+    exposures = tb.runs[tb.main].exposures
+    last = exposures[exposures.epoch == config.epochs]
+    assert set(last.id) == set(leaked.id)
+    assert (last.exposures == config.repeats * config.epochs).all()
+    assert tb.runs["null"].exposures.empty
+    stamps = {p: p.stat().st_mtime_ns for run in tb.runs.values() for p in run.checkpoints}
+    again = build(config, cache, progress=False)
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing retrained
+    assert again.base == tb.base and again.split.equals(tb.split)
+    assert [len(v) for v in again.variants] == [len(v) for v in tb.variants]
+    fewer = build(config.replace(epochs=1), cache, progress=False)
+    assert fewer.base == tb.base  # the base does not depend on the epochs
+    assert fewer.runs[tb.main].checkpoints[0] != tb.runs[tb.main].checkpoints[0]
+
+
+def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
+    from srlib.testbed.report import memorisation_table
+
+    config = profile("quick", base_model=str(tiny_model_dir), block_size=64, limit=6)
+    tb = build(config, tmp_path, progress=False)
+    assert tb.base == tiny_model_dir and tb.base_losses == []
+    table = memorisation_table(tb)
+    assert set(table.run) == set(tb.runs) and table["p (Mann-Whitney)"].between(0, 1).all()
