@@ -93,7 +93,7 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
     if clash:
         raise ValueError(f"calibration samples also scored as benchmark samples: {sorted(clash)}")
     split = split_samples(samples, config.leaked_share, config.seed)
-    variants = _variants(config, samples, cache, progress)
+    variants = cached_variants(config, samples, cache, progress)
     corpus = build_corpus(
         samples + calibration,
         code_chars=_need(config, "code"),
@@ -151,13 +151,22 @@ def _need(config: TestbedConfig, kind: str) -> int:
     return int((config.base_chars * main + cpt + _reference_chars(config) * main) * 1.05) + 1
 
 
-def _variants(config, samples, cache: Path, progress: bool) -> list[Variants]:
-    """``n_max`` variants per sample, cached as JSONL by samples, settings and code."""
+def cached_variants(
+    config: TestbedConfig,
+    samples: list[Sample],
+    cache: Path,
+    progress: bool = True,
+    n: int | None = None,
+    naturalness=None,
+    tag: str = "",
+) -> list[Variants]:
+    """``n`` (default ``n_max``) variants per sample, cached as JSONL by samples, settings,
+    code and ``tag`` (which names the ``naturalness`` scorer, if any)."""
+    n = n or config.n_max
     texts = [s.to_dict() for s in samples]
     modules = (variants_module, samples_module)
-    folder = (
-        cache / "variants" / key(texts, config.n_max, config.kinds, config.seed, modules=modules)
-    )
+    digest = key(texts, n, config.kinds, config.seed, tag, modules=modules)
+    folder = cache / "variants" / digest
     if (folder / "variants.jsonl").is_file():
         flat = samples_module.read_jsonl(folder / "variants.jsonl", Variant)
         meta = json.loads((folder / "reasons.json").read_text())
@@ -165,7 +174,9 @@ def _variants(config, samples, cache: Path, progress: bool) -> list[Variants]:
         for v in flat:
             by_id[v.original_id].append(v)
         return [Variants(by_id[s.id], reasons=meta[s.id]) for s in samples]
-    sets = make_variants_many(samples, config.n_max, config.kinds, config.seed, progress=progress)
+    sets = make_variants_many(
+        samples, n, config.kinds, config.seed, naturalness=naturalness, pool=2, progress=progress
+    )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "reasons.json").write_text(
         json.dumps({s.id: vs.reasons for s, vs in zip(samples, sets, strict=True)})

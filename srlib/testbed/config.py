@@ -31,27 +31,27 @@ class TestbedConfig:
     kinds: tuple[str, ...] = ("function", "variable", "test")  # transformations per variant
     seed: int = 0  # split, variants, corpus order, initialisation, training order
     # --- corpus (general text: local code and local natural-language text) ---
-    base_chars: int = 6_000_000  # characters of general text the base model is trained on
-    cpt_chars: int = 1_200_000  # characters of fresh general text in continued pre-training
+    base_chars: int = 4_000_000  # characters of general text the base model is trained on
+    cpt_chars: int = 300_000  # characters of fresh general text in continued pre-training
     code_to_text: float = 0.75  # share of code (by characters) in the general text
     code_to_text_sweep: tuple[float, ...] = (0.25, 0.5, 0.75)  # mixing ratios compared
     # --- base model ---
     base_model: str | None = None  # a checkpoint folder or cached HF id; None: train one here
     model: TinyConfig = field(
         default_factory=lambda: TinyConfig(
-            vocab_size=4096, n_layer=4, n_head=4, n_embd=128, n_positions=512
+            vocab_size=2048, n_layer=4, n_head=4, n_embd=128, n_positions=512
         )
     )  # size of the model trained from scratch (ignored with ``base_model``)
-    base_steps: int = 1500  # optimiser steps of base training
+    base_steps: int = 350  # optimiser steps of base training (about one pass over its text)
     base_lr: float = 3e-3  # peak learning rate of base training
     batch_size: int = 16  # blocks per optimiser step
     block_size: int = 256  # tokens per block
     reference: TinyConfig = field(
         default_factory=lambda: TinyConfig(
-            vocab_size=4096, n_layer=2, n_head=2, n_embd=96, n_positions=512, seed=1
+            vocab_size=2048, n_layer=2, n_head=2, n_embd=96, n_positions=512, seed=1
         )
-    )  # an unrelated small model (other data half, other seed), for contrasted SR
-    reference_steps: int = 800  # its optimiser steps
+    )  # an unrelated small model (other data, other seed, other size), for contrasted SR
+    reference_steps: int = 250  # its optimiser steps
     # --- continued pre-training (the leak) ---
     repeats: int = 2  # times each leaked sample appears per epoch
     epochs: int = 3  # epochs of continued pre-training, one checkpoint after each
@@ -60,8 +60,8 @@ class TestbedConfig:
     device: str = "cpu"  # torch device for training and scoring
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 16  # texts per forward pass
-    max_new_tokens: int = 64  # black-box: tokens generated after each prefix
-    black_box_stages: str = "last"  # "last" checkpoint only, or "all" (generation is slow)
+    max_new_tokens: int = 48  # black-box: tokens generated after each prefix
+    black_box_stages: str = "last"  # "last": the main run's last checkpoint; or "all" stages
     fpr: float = 0.05  # calibrated thresholds flag this share of the calibration split
     n_boot: int = 1000  # bootstrap resamples for every interval
 

@@ -13,6 +13,7 @@ or none (ROC-AUC). "flag everything" is the trivial reference.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from srlib import decide as decide_module
+from srlib import detect as detect_module
+from srlib import scoring as scoring_module
 from srlib.decide import calibrated_threshold, contrasted, oracle_threshold, threshold_decide
 from srlib.detect import detect
 from srlib.fastmetrics import metric_table
@@ -27,6 +31,7 @@ from srlib.models.cache import CachedModel
 from srlib.models.hf import HFModel
 from srlib.scoring import ngram_accuracy_many, perplexity
 from srlib.testbed.build import Testbed
+from srlib.testbed.config import key
 from srlib.transforms import Variants
 
 BASELINES = {
@@ -80,16 +85,29 @@ def scores(
 ) -> pd.DataFrame:
     """``detect`` on the testbed's samples with their first ``n`` variants (or the given
     ``variants``), gray-box and, with ``black``, black-box with n-gram accuracy; the base
-    model as reference; labels joined. One row per sample."""
+    model as reference; labels joined. One row per sample, kept as a parquet table under a
+    hash of the model, the texts, the settings and the scoring code."""
     lm = model(tb, path, progress)
     variants = variants or [Variants(v[:n]) for v in tb.variants]
-    setting = "both" if black else "gray"
     base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
+    texts = [[s.text] + [v.text for v in vs] for s, vs in zip(tb.samples, variants, strict=True)]
+    modules = (detect_module, scoring_module, decide_module)
+    table_key = key(
+        lm.fingerprint,
+        base.fingerprint if base else "",
+        texts,
+        black,
+        tb.config.max_new_tokens,
+        modules=modules,
+    )
+    file = tb.cache_dir / "tables" / f"{table_key}.parquet"
+    if file.is_file():
+        return _read_table(file)
     table = detect(
         lm,
         tb.samples,
         variants=variants,
-        setting=setting,
+        setting="both" if black else "gray",
         reference=base,
         max_new_tokens=tb.config.max_new_tokens,
         progress=progress,
@@ -97,7 +115,21 @@ def scores(
     if black:
         acc = ngram_accuracy_many(lm, [s.text for s in tb.samples])
         table["score_ngram_acc"] = [a.score for a in acc]
-    return table.merge(tb.split[["id", "leaked"]], on="id")
+    table = table.merge(tb.split[["id", "leaked"]], on="id")
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(".partial")
+    table.to_parquet(tmp)
+    os.replace(tmp, file)
+    return _read_table(file)
+
+
+def _read_table(file: Path) -> pd.DataFrame:
+    """A cached score table, its per-variant score columns as lists again."""
+    table = pd.read_parquet(file)
+    for column in ("gray_scores", "black_scores"):
+        if column in table:
+            table[column] = table[column].map(list)
+    return table
 
 
 def calibration_scores(tb: Testbed, path: Path, black: bool = False) -> pd.DataFrame:

@@ -7,8 +7,8 @@ import pandas as pd
 
 from srlib.fastmetrics import metric_table
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import NULL, Testbed
-from srlib.transforms import Variants, make_variants_many
+from srlib.testbed.build import NULL, Testbed, cached_variants
+from srlib.transforms import Variants
 
 
 def scores(tb: Testbed, path, n: int | None = None, black: bool = False) -> pd.DataFrame:
@@ -20,9 +20,11 @@ def scores(tb: Testbed, path, n: int | None = None, black: bool = False) -> pd.D
 
 
 def black_stage(tb: Testbed, stage: ex.Stage) -> bool:
-    """Whether black-box detectors run on this checkpoint (generation is slow on a CPU)."""
-    last = stage.epoch == tb.config.epochs
-    return stage.run != "base" and (tb.config.black_box_stages == "all" or last)
+    """Whether black-box detectors run on this checkpoint: every trained one with
+    ``black_box_stages="all"``, else only the main run's last (generation is slow on a CPU)."""
+    if tb.config.black_box_stages == "all":
+        return stage.run != "base"
+    return stage.run == tb.main and stage.epoch == tb.config.epochs
 
 
 def memorisation_table(tb: Testbed) -> pd.DataFrame:
@@ -124,13 +126,14 @@ def naturalness_matched(tb: Testbed) -> pd.DataFrame:
     """Plain against naturalness-matched variants (chosen by the base model's
     log-likelihood, closest to the original's): the filter rate under the base model and
     SR gray's precision, recall and MCC on the main run's last checkpoint."""
-    matched = make_variants_many(
+    matched = cached_variants(
+        tb.config,
         tb.samples,
-        tb.config.n,
-        tb.config.kinds,
-        tb.config.seed,
-        naturalness=ex.naturalness(tb),
+        tb.cache_dir,
         progress=False,
+        n=tb.config.n,
+        naturalness=ex.naturalness(tb),
+        tag=f"naturalness of {tb.base}",
     )
     last = tb.runs[tb.main].checkpoints[-1]
     rows = []
