@@ -122,3 +122,33 @@ def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
     assert tb.base == tiny_model_dir and tb.base_losses == []
     table = memorisation_table(tb)
     assert set(table.run) == set(tb.runs) and table["p (Mann-Whitney)"].between(0, 1).all()
+
+
+def test_packing_never_cuts_a_document_that_fits_in_a_block():
+    from srlib.testbed.leak import _pack
+
+    docs = [list(range(10, 40)), list(range(50, 58)), list(range(60, 65))]  # 30, 8, 5 tokens
+    order = [0, 1, 2, 1, 2, 1]
+    blocks, where = _pack(docs, order, eos=0, block=12)
+    assert all(len(b) <= 12 for b in blocks)
+    for i in (1, 2):  # short documents: every copy inside one block, EOS after it
+        assert len(where[i]) == order.count(i)
+        assert all(first == last for first, last, _ in where[i])
+    long_copy = where[0][0]
+    assert long_copy[0] != long_copy[1]  # a 30-token document must span blocks
+    stream = [t for b in blocks for t in b]
+    assert [t for t in stream if t] == [t for i in order for t in docs[i]]
+
+
+def test_token_scores_round_trip_compactly():
+    from srlib.models.base import TokenScores
+
+    s = TokenScores(
+        ["a", "b"], np.array([-1.25, -0.5]), np.array([-2.0, -1.0]), np.array([0.5, 0.25])
+    )
+    compact, plain = s.to_dict(compact=True), s.to_dict()
+    assert isinstance(compact["logprobs"], str) and isinstance(plain["logprobs"], list)
+    for d in (compact, plain):
+        back = TokenScores.from_dict(d)
+        np.testing.assert_allclose(back.logprobs, s.logprobs, rtol=1e-6)
+        np.testing.assert_allclose(back.var, s.var, rtol=1e-6)

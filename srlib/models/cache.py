@@ -92,7 +92,9 @@ class CachedModel:
     def token_logprobs(self, texts: list[str]) -> list[TokenScores]:
         """Cached ``token_logprobs``."""
         values = self._cached(
-            texts, ("logprobs",), lambda xs: [s.to_dict() for s in self.model.token_logprobs(xs)]
+            texts,
+            ("logprobs/f32",),
+            lambda xs: [s.to_dict(compact=True) for s in self.model.token_logprobs(xs)],
         )
         return [TokenScores.from_dict(v) for v in values]
 

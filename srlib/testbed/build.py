@@ -185,18 +185,23 @@ def cached_variants(
     return sets
 
 
+def _settings(config: TestbedConfig, size, steps: int, seed: int) -> TrainSettings:
+    """Training from scratch with the testbed's batch, block and learning rate."""
+    return TrainSettings(
+        model=size,
+        steps=steps,
+        batch_size=config.batch_size,
+        block_size=config.block_size,
+        lr=config.base_lr,
+        seed=seed,
+    )
+
+
 def _base(config, mix: Mixture, cache: Path) -> tuple[Path, list[float]]:
     """The base model: the configured checkpoint, or one trained here on ``mix``."""
     if config.base_model is not None:
         return Path(config.base_model), []
-    settings = TrainSettings(
-        model=config.model,
-        steps=config.base_steps,
-        batch_size=config.batch_size,
-        block_size=config.block_size,
-        lr=config.base_lr,
-        seed=config.seed,
-    )
+    settings = _settings(config, config.model, config.base_steps, config.seed)
     trained = train_model(mix.texts, cache / "models", settings, name="base")
     return trained.path, trained.losses
 
@@ -205,12 +210,5 @@ def _reference(config, corpus: Corpus, used: Mixture, cache: Path) -> Path:
     """An unrelated small model: other documents (after all the base and continued
     pre-training text), another seed, another size — it never saw the benchmark either."""
     mix = corpus.mixture(_reference_chars(config), config.code_to_text, config.seed + 1, used)
-    settings = TrainSettings(
-        model=config.reference,
-        steps=config.reference_steps,
-        batch_size=config.batch_size,
-        block_size=config.block_size,
-        lr=config.base_lr,
-        seed=config.seed + 1,
-    )
+    settings = _settings(config, config.reference, config.reference_steps, config.seed + 1)
     return train_model(mix.texts, cache / "models", settings, name="reference").path

@@ -53,7 +53,7 @@ class TestbedConfig:
     )  # an unrelated small model (other data, other seed, other size), for contrasted SR
     reference_steps: int = 250  # its optimiser steps
     # --- continued pre-training (the leak) ---
-    repeats: int = 2  # times each leaked sample appears per epoch
+    repeats: int = 3  # times each leaked sample appears per epoch
     epochs: int = 3  # epochs of continued pre-training, one checkpoint after each
     cpt_lr: float = 1e-3  # peak learning rate of continued pre-training
     # --- scoring ---

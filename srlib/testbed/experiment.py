@@ -103,18 +103,7 @@ def scores(
     file = tb.cache_dir / "tables" / f"{table_key}.parquet"
     if file.is_file():
         return _read_table(file)
-    table = detect(
-        lm,
-        tb.samples,
-        variants=variants,
-        setting="both" if black else "gray",
-        reference=base,
-        max_new_tokens=tb.config.max_new_tokens,
-        progress=progress,
-    )
-    if black:
-        acc = ngram_accuracy_many(lm, [s.text for s in tb.samples])
-        table["score_ngram_acc"] = [a.score for a in acc]
+    table = _detect(tb, lm, base, tb.samples, variants, black, progress)
     table = table.merge(tb.split[["id", "leaked"]], on="id")
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(".partial")
@@ -134,22 +123,25 @@ def _read_table(file: Path) -> pd.DataFrame:
 
 def calibration_scores(tb: Testbed, path: Path, black: bool = False) -> pd.DataFrame:
     """Baseline scores of the known-clean calibration samples under one checkpoint."""
-    lm = model(tb, path)
     base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
     none = [Variants() for _ in tb.calibration]
+    return _detect(tb, model(tb, path), base, tb.calibration, none, black, False)
+
+
+def _detect(tb, lm, base, samples, variants, black: bool, progress: bool) -> pd.DataFrame:
+    """``detect`` with the testbed's settings, plus n-gram accuracy when ``black``."""
     table = detect(
         lm,
-        tb.calibration,
-        variants=none,
+        samples,
+        variants=variants,
         setting="both" if black else "gray",
         reference=base,
         max_new_tokens=tb.config.max_new_tokens,
-        progress=False,
+        progress=progress,
     )
     if black:
-        table["score_ngram_acc"] = [
-            a.score for a in ngram_accuracy_many(lm, [s.text for s in tb.calibration])
-        ]
+        acc = ngram_accuracy_many(lm, [s.text for s in samples])
+        table["score_ngram_acc"] = [a.score for a in acc]
     return table
 
 

@@ -3,9 +3,10 @@ general text, trained for whole epochs with a checkpoint after each, and the exa
 times each leaked sample was trained on recorded.
 
 Every epoch packs the same documents (general text plus ``repeats`` copies of each leaked
-text, shuffled anew per epoch) into blocks of ``block_size`` tokens and trains on every block
-once, so exposures are counted, not sampled: a copy counts as one exposure, and as *whole*
-when it lies inside one block (a copy cut by a block boundary is seen in two pieces).
+text, shuffled anew per epoch) into blocks of at most ``block_size`` tokens and trains on
+every block once, so exposures are counted, not sampled. A document that fits in a block is
+never cut by a block boundary, so a leaked sample shorter than a block is always seen whole,
+in one context; ``whole`` counts the copies that were.
 A run with no leaked texts is the null control: the same training without the benchmark.
 """
 
@@ -48,15 +49,24 @@ class LeakRun:
 
 
 def _pack(token_docs: list[list[int]], order: list[int], eos: int, block: int):
-    """Concatenate documents in ``order`` with EOS and cut into blocks; the start and end
-    token offsets of each document in the stream."""
-    stream, spans = [], {}
+    """Concatenate documents in ``order`` (each followed by EOS) into blocks of at most
+    ``block`` tokens. A document that fits in a block is never cut: when it does not fit in
+    what is left of the current block, that block is closed short and the document starts
+    the next one. Longer documents are cut across blocks. Returns the blocks and, per
+    document index, the (block, start, end) positions of each of its copies."""
+    blocks: list[list[int]] = [[]]
+    where: dict[int, list[tuple[int, int, int]]] = {}
     for i in order:
-        start = len(stream)
-        stream += token_docs[i] + [eos]
-        spans.setdefault(i, []).append((start, len(stream) - 1))
-    blocks = [stream[s : s + block] for s in range(0, len(stream) - 1, block)]
-    return [b for b in blocks if len(b) > 1], spans
+        doc = token_docs[i] + [eos]
+        if len(doc) <= block and len(blocks[-1]) + len(doc) > block:
+            blocks.append([])
+        start = (len(blocks) - 1, len(blocks[-1]))
+        for tok in doc:
+            if len(blocks[-1]) == block:
+                blocks.append([])
+            blocks[-1].append(tok)
+        where.setdefault(i, []).append((start[0], len(blocks) - 1, start[1]))
+    return [b for b in blocks if len(b) > 1], where
 
 
 def continue_training(
@@ -124,9 +134,7 @@ def continue_training(
             bar.update(1)
         for j, sample_id in enumerate(ids):
             copies_seen = spans.get(len(general) + j, [])
-            whole = sum(
-                s // settings.block_size == (e - 1) // settings.block_size for s, e in copies_seen
-            )
+            whole = sum(first == last for first, last, _ in copies_seen)
             rows.append(
                 {"id": sample_id, "epoch": epoch, "copies": len(copies_seen), "whole": whole}
             )

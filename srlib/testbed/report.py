@@ -13,7 +13,7 @@ from srlib.transforms import Variants
 
 def scores(tb: Testbed, path, n: int | None = None, black: bool = False) -> pd.DataFrame:
     """``experiment.scores``, remembered on the testbed (chapters ask for the same ones)."""
-    k = (str(path), n or tb.config.n, black)
+    k = (str(path), tb.config.n if n is None else n, black)
     if k not in tb.memo:
         tb.memo[k] = ex.scores(tb, path, k[1], black)
     return tb.memo[k]
@@ -30,14 +30,14 @@ def black_stage(tb: Testbed, stage: ex.Stage) -> bool:
 def memorisation_table(tb: Testbed) -> pd.DataFrame:
     """Per checkpoint: leaked against held-out perplexity and gain over the base model, with
     the one-sided Mann-Whitney p-value (the null control should show no difference)."""
-    base = scores(tb, tb.base)
+    base = scores(tb, tb.base, 0)  # the originals are all it needs
     rows = []
     for stage in ex.stages(tb)[1:]:
         rows.append(
             {
                 "run": stage.run,
                 "epoch": stage.epoch,
-                **ex.memorisation(tb, scores(tb, stage.path), base),
+                **ex.memorisation(tb, scores(tb, stage.path, 0), base),
             }
         )
     return pd.DataFrame(rows)
@@ -223,3 +223,18 @@ def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd
             }
         )
     return pd.DataFrame(rows).set_index("group")
+
+
+def paper_table(metrics: pd.DataFrame, run: str, view: str, group: str = "all") -> pd.DataFrame:
+    """The paper's main-table shape for one run and view: a row per detector and threshold,
+    precision / recall / F1 (value [95% interval]) per checkpoint."""
+    m = metrics[(metrics.run == run) & (metrics.view == view) & (metrics.group == group)]
+    m = m[m.metric.isin(["precision", "recall", "f1", "mcc"])].copy()
+    m["text"] = [
+        f"{v:.2f} [{lo:.2f}, {hi:.2f}]" for v, lo, hi in zip(m.value, m.low, m.high, strict=True)
+    ]
+    out = m.pivot_table(
+        index=["detector", "threshold"], columns=["epoch", "metric"], values="text", aggfunc="first"
+    )
+    order = [(e, k) for e in sorted(m.epoch.unique()) for k in ("precision", "recall", "f1", "mcc")]
+    return out[[c for c in order if c in out.columns]]
