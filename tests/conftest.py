@@ -75,3 +75,14 @@ def exhaustive_partition(contexts):
     from srlib.duplication.partition import partition
 
     return partition(contexts, method="exhaustive")
+
+
+@pytest.fixture(scope="session")
+def quick_testbed_cache(tmp_path_factory):
+    """The ``quick`` testbed built once: its cache folder, shared by the testbed tests and
+    the quick book (whose testbed chapters then train nothing)."""
+    from srlib.testbed.build import build
+    from srlib.testbed.config import profile
+
+    cache = tmp_path_factory.mktemp("testbed-cache")
+    return build(profile("quick"), cache, progress=False), cache

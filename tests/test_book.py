@@ -77,9 +77,12 @@ def test_stored_notebooks_have_no_outputs_and_a_parameters_cell():
 
 
 @pytest.fixture(scope="module")
-def quick_book(tmp_path_factory):
-    """A copy of the book's sources, every notebook executed quick, then built."""
+def quick_book(tmp_path_factory, quick_testbed_cache):
+    """A copy of the book's sources, every notebook executed quick, then built (the testbed
+    chapters on the session's quick testbed, already built)."""
     root = tmp_path_factory.mktemp("book")
+    (root / ".srlib-cache").mkdir()
+    (root / ".srlib-cache" / "testbed").symlink_to(quick_testbed_cache[1])
     for name in ("_config.yml", "_toc.yml", "runs.yml"):
         shutil.copy(ROOT / name, root / name)
     for folder in ("notebooks", "book"):

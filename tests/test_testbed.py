@@ -89,14 +89,8 @@ def test_profiles_and_keys():
     assert key(quick) == key(profile("quick")) != key(quick.replace(epochs=3))
 
 
-@pytest.fixture(scope="module")
-def quick_testbed(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("testbed")
-    return build(profile("quick"), cache, progress=False), cache
-
-
-def test_build_counts_exposures_and_reuses_its_cache(quick_testbed):
-    tb, cache = quick_testbed
+def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_path):
+    tb, cache = quick_testbed_cache
     config = tb.config
     leaked = tb.split[tb.split.leaked]
     exposures = tb.runs[tb.main].exposures
@@ -109,15 +103,21 @@ def test_build_counts_exposures_and_reuses_its_cache(quick_testbed):
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing retrained
     assert again.base == tb.base and again.split.equals(tb.split)
     assert [len(v) for v in again.variants] == [len(v) for v in tb.variants]
-    fewer = build(config.replace(epochs=1), cache, progress=False)
-    assert fewer.base == tb.base  # the base does not depend on the epochs
+    import shutil
+
+    copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
+    shutil.copytree(cache, copy, symlinks=True)
+    fewer = build(config.replace(epochs=1, code_to_text_sweep=()), copy, progress=False)
+    assert fewer.base.name == tb.base.name  # the base does not depend on the epochs
     assert fewer.runs[tb.main].checkpoints[0] != tb.runs[tb.main].checkpoints[0]
 
 
 def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
     from srlib.testbed.report import memorisation_table
 
-    config = profile("quick", base_model=str(tiny_model_dir), block_size=64, limit=6)
+    config = profile(
+        "quick", base_model=str(tiny_model_dir), block_size=64, limit=6, code_to_text_sweep=()
+    )
     tb = build(config, tmp_path, progress=False)
     assert tb.base == tiny_model_dir and tb.base_losses == []
     table = memorisation_table(tb)

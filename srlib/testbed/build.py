@@ -7,6 +7,8 @@ nothing, and a changed field rebuilds only what depends on it."""
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ import pandas as pd
 from srlib import samples as samples_module
 from srlib.benchmarks import load_benchmark
 from srlib.samples import Sample
+from srlib.testbed import corpus as corpus_module
 from srlib.testbed import leak as leak_module
 from srlib.testbed.config import TestbedConfig, key
 from srlib.testbed.corpus import Corpus, Mixture, build_corpus
@@ -94,13 +97,7 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         raise ValueError(f"calibration samples also scored as benchmark samples: {sorted(clash)}")
     split = split_samples(samples, config.leaked_share, config.seed)
     variants = cached_variants(config, samples, cache, progress)
-    corpus = build_corpus(
-        samples + calibration,
-        code_chars=_need(config, "code"),
-        text_chars=_need(config, "text"),
-        seed=config.seed,
-        progress=progress,
-    )
+    corpus = _corpus(config, samples + calibration, cache, progress)
     base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
     mixes = {
@@ -131,6 +128,30 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         folder = cache / "runs" / f"{name}-{run_key}"
         tb.runs[name] = continue_training(base, general, texts, settings, folder, progress)
     return tb
+
+
+def _corpus(config: TestbedConfig, samples: list[Sample], cache: Path, progress: bool) -> Corpus:
+    """The decontaminated corpus, pickled under a hash of the samples and sizes (reading and
+    checking this machine's files takes seconds; delete the file to read them afresh)."""
+    need = {kind: _need(config, kind) for kind in ("code", "text")}
+    texts = [s.text for s in samples]
+    file = cache / "corpus" / f"{key(texts, need, config.seed, modules=(corpus_module,))}.pkl"
+    if file.is_file():
+        with file.open("rb") as fh:
+            return pickle.load(fh)
+    corpus = build_corpus(
+        samples,
+        code_chars=need["code"],
+        text_chars=need["text"],
+        seed=config.seed,
+        progress=progress,
+    )
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(".partial")
+    with tmp.open("wb") as fh:
+        pickle.dump(corpus, fh)
+    os.replace(tmp, file)
+    return corpus
 
 
 def _ratios(config: TestbedConfig) -> list[float]:

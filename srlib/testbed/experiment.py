@@ -155,48 +155,29 @@ def detectors(table: pd.DataFrame, base: pd.DataFrame, unrelated: pd.DataFrame) 
         "SR gray vs unrelated": unrelated.set_index("id").gray_scores,
     }
     for r in table.itertuples():
-        common = {"id": r.id, "benchmark": r.benchmark, "leaked": r.leaked}
-        rows.append(
-            {
-                **common,
-                "detector": "SR gray",
-                "kind": "self-referential",
-                "flag": r.sr_gray,
-                "score": r.sr_gray_margin,
-            }
-        )
+
+        def add(detector, kind, flag, score, r=r):
+            rows.append(
+                {
+                    "id": r.id,
+                    "benchmark": r.benchmark,
+                    "leaked": r.leaked,
+                    "detector": detector,
+                    "kind": kind,
+                    "flag": flag,
+                    "score": score,
+                }
+            )
+
+        add("SR gray", "self-referential", r.sr_gray, r.sr_gray_margin)
         for name, other in ref.items():
             v = contrasted(r.gray_scores, other[r.id])
-            rows.append(
-                {
-                    **common,
-                    "detector": name,
-                    "kind": "self-referential",
-                    "flag": v.leaked,
-                    "score": v.margin,
-                }
-            )
+            add(name, "self-referential", v.leaked, v.margin)
         if "sr_black" in table:
-            rows.append(
-                {
-                    **common,
-                    "detector": "SR black",
-                    "kind": "self-referential",
-                    "flag": r.sr_black,
-                    "score": r.sr_black_margin,
-                }
-            )
+            add("SR black", "self-referential", r.sr_black, r.sr_black_margin)
         for name, column in BASELINES.items():
             if column in table:
-                rows.append(
-                    {
-                        **common,
-                        "detector": name,
-                        "kind": "baseline",
-                        "flag": None,
-                        "score": getattr(r, column),
-                    }
-                )
+                add(name, "baseline", None, getattr(r, column))
     return pd.DataFrame(rows)
 
 
