@@ -43,7 +43,6 @@ BASELINES = {
     "NGO": "score_ngo",
     "n-gram acc": "score_ngram_acc",
 }
-METRICS = ("precision", "recall", "f1", "mcc", "fpr", "roc_auc", "tpr@5%fpr")
 
 
 @dataclass(frozen=True)
