@@ -45,7 +45,9 @@ def detect(
     from oriented scores and margins are in nats (see ``srlib.decide``); ``sr_*`` is a
     nullable boolean, ``<NA>`` for an undecided sample (no variants, or a NaN score).
     ``gray_scores`` / ``black_scores`` list the oriented scores of the original and then of
-    each variant, for decisions on subsets of the variants or against a reference model.
+    each variant, for decisions on subsets of the variants or against a reference model;
+    ``min_k_scores``, ``min_k_pp_scores`` and ``zlib_scores`` do the same for those scores
+    (the self-referential rule applies to any oriented score).
     """
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -89,18 +91,25 @@ def _gray(model, reference, groups, rows) -> None:
             sr_gray_p=verdict.p_value,
             sr_gray_margin=verdict.margin,
         )
-        original = scores[index[group[0].text]]
         for name, fn in GRAY_SCORERS.items():
-            try:
-                sc = fn(original, group[0].text)
-            except ValueError:  # e.g. Min-K%++ without the full distribution
-                sc = None
+            each = [_try(fn, scores[index[x.text]], x.text) for x in group]
+            sc = each[0]
             if name != "ppl":
                 row[name] = sc.raw if sc else np.nan
+                row[f"{name}_scores"] = [x.score if x else np.nan for x in each]
             row[f"score_{name}"] = sc.score if sc else np.nan
         if refs is not None:
-            sc = reference_ratio(original, refs[k])
+            sc = reference_ratio(scores[index[group[0].text]], refs[k])
             row.update(ref=sc.raw, score_ref=sc.score)
+
+
+def _try(fn, token_scores, text):
+    """A gray-box score, or None where the backend cannot give it (e.g. Min-K%++ without
+    the full distribution)."""
+    try:
+        return fn(token_scores, text)
+    except ValueError:
+        return None
 
 
 def _black(model, groups, rows, ngo_n, fraction, max_new_tokens) -> None:

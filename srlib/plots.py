@@ -173,3 +173,20 @@ def metric_by(frame: pd.DataFrame, x: str, metric: str = "mcc", title: str = "")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig
+
+
+def rejection_rates(power: pd.DataFrame, alpha: float) -> plt.Figure:
+    """A pooled test's rejection rate against the samples per set, one line per condition
+    (power where the model saw the set, false-positive rate where it did not), with
+    intervals and the nominal level ``alpha`` dashed."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    sns.lineplot(
+        power, x="samples", y="rejection rate", hue="set", style="saw it", marker="o", ax=ax
+    )
+    for _, g in power.groupby("set"):
+        ax.fill_between(g.samples, g.low, g.high, alpha=0.12)
+    ax.axhline(alpha, color="gray", linestyle="--", linewidth=1)
+    ax.set(xscale="log", ylim=(-0.02, 1.02), title=f"Pooled test at α = {alpha:g}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -152,3 +152,46 @@ def test_token_scores_round_trip_compactly():
         back = TokenScores.from_dict(d)
         np.testing.assert_allclose(back.logprobs, s.logprobs, rtol=1e-6)
         np.testing.assert_allclose(back.var, s.var, rtol=1e-6)
+
+
+def test_exposure_sweep_and_paraphrase_runs_leak_what_they_say(quick_testbed_cache):
+    tb, _ = quick_testbed_cache
+    groups = tb.exposure_groups()
+    leaked = set(tb.split.id[tb.split.leaked])
+    assert set(groups) == leaked and set(groups.values()) == set(tb.config.exposure_sweep)
+    seen = tb.runs["exposure"].exposures.set_index("id").copies
+    assert seen.to_dict() == groups  # one epoch: each sample seen exactly its group's copies
+    paraphrases = tb.paraphrases()
+    assert paraphrases and set(paraphrases) <= leaked
+    n = tb.config.n
+    for sample, variants in zip(tb.samples, tb.variants, strict=True):
+        if sample.id in paraphrases:
+            scored = {v.text for v in variants[:n]}
+            assert paraphrases[sample.id] not in scored | {sample.text}
+
+
+def test_continued_training_refuses_copies_for_samples_it_does_not_leak(tmp_path):
+    from srlib.testbed.leak import LeakSettings, continue_training
+
+    with pytest.raises(ValueError, match="not leaked"):
+        continue_training(tmp_path, [], {"a": "x"}, LeakSettings(), tmp_path / "o", copies={"b": 2})
+
+
+def test_controls_tables_cover_every_condition(quick_testbed_cache):
+    from srlib.testbed import controls
+
+    tb, _ = quick_testbed_cache
+    sweep = controls.exposure_table(tb)
+    assert set(sweep.exposures) == set(tb.config.exposure_sweep)
+    assert {"Blind (text only)", "SR Min-K%++", "SR Zlib vs base"} <= set(sweep.detector)
+    memorised = controls.exposure_memorisation(tb)
+    assert memorised["p (Mann-Whitney)"].between(0, 1).all()
+    para = controls.paraphrase_table(tb)
+    assert set(para.leaked) == {"original", "paraphrase"}
+    pooled = controls.pooled_table(tb)
+    assert pooled["saw it"].any() and (~pooled["saw it"]).any()
+    assert pooled.p.between(0, 1).all()
+    power = controls.power_table(tb, sizes=(3,), draws=5)
+    assert set(power.set) == set(pooled.set)
+    with pytest.raises(ValueError, match="no 'other' run"):
+        controls.last_stage(tb, "other")

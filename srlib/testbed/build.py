@@ -1,11 +1,13 @@
 """Build a controlled testbed from a ``TestbedConfig``: samples and their split, variants,
 the decontaminated corpus, the base and reference models, and the continued-pre-training
-runs (leaked at each code-to-text ratio, and the null control). Every artefact is cached
+runs (leaked at each code-to-text ratio, the null control, an exposure sweep and a
+paraphrase leak). Every artefact is cached
 under ``cache_dir`` by a hash of what produced it, so rebuilding with nothing changed trains
 nothing, and a changed field rebuilds only what depends on it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -28,6 +30,8 @@ from srlib.transforms import Variant, Variants, make_variants_many
 from srlib.transforms import variants as variants_module
 
 NULL = "null"
+EXPOSURE = "exposure"
+PARAPHRASE = "paraphrase"
 
 
 def load_samples(specs: tuple[str, ...], limit: int | None = None) -> list[Sample]:
@@ -86,6 +90,30 @@ class Testbed:
         leaked = set(self.split.id[self.split.leaked])
         return {s.id: s.text for s in self.samples if s.id in leaked}
 
+    def exposure_groups(self) -> dict[str, int]:
+        """The exposure sweep: leaked sample id → copies seen (one of ``exposure_sweep``),
+        groups of equal size by seed, stratified by benchmark."""
+        sweep = self.config.exposure_sweep
+        rng = random.Random(f"{self.config.seed}:exposure")
+        out = {}
+        for _, ids in self.split[self.split.leaked].groupby("benchmark", sort=False).id:
+            ids = list(ids)
+            rng.shuffle(ids)
+            out |= {i: sweep[k % len(sweep)] for k, i in enumerate(ids)}
+        return out
+
+    def paraphrases(self) -> dict[str, str]:
+        """The paraphrase leak: leaked sample id → the text of a variant the scoring never
+        uses (the last of the ``n_max`` made, beyond the first ``n``); samples without one
+        are not leaked in that run and are left out of its evaluation."""
+        leaked = set(self.split.id[self.split.leaked])
+        n = self.config.n
+        return {
+            s.id: vs[-1].text
+            for s, vs in zip(self.samples, self.variants, strict=True)
+            if s.id in leaked and len(vs) > n
+        }
+
 
 def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -> Testbed:
     """Everything the experiments need, cached (see the module docstring)."""
@@ -121,12 +149,21 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         device=config.device,
         dtype=config.dtype,
     )
-    for name, _ in plan:
-        texts = {} if name == NULL else leaked
-        general = mixes[name].texts
-        run_key = key(str(base), general, texts, settings, modules=(leak_module,))
+    extra = []
+    if config.exposure_sweep:
+        sweep = dataclasses.replace(settings, epochs=1)
+        extra.append((EXPOSURE, leaked, sweep, tb.exposure_groups()))
+    if config.paraphrase:
+        extra.append((PARAPHRASE, tb.paraphrases(), settings, None))
+    for name, texts, run_settings, copies in [
+        (name, {} if name == NULL else leaked, settings, None) for name, _ in plan
+    ] + extra:
+        general = mixes.get(name, mixes[tb.main]).texts
+        run_key = key(str(base), general, texts, run_settings, copies, modules=(leak_module,))
         folder = cache / "runs" / f"{name}-{run_key}"
-        tb.runs[name] = continue_training(base, general, texts, settings, folder, progress)
+        tb.runs[name] = continue_training(
+            base, general, texts, run_settings, folder, progress, copies
+        )
     return tb
 
 

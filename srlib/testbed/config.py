@@ -55,7 +55,9 @@ class TestbedConfig:
     # --- continued pre-training (the leak) ---
     repeats: int = 3  # times each leaked sample appears per epoch
     epochs: int = 3  # epochs of continued pre-training, one checkpoint after each
-    cpt_lr: float = 1e-3  # peak learning rate of continued pre-training
+    exposure_sweep: tuple[int, ...] = (1, 2, 4, 8, 16)  # one more run: copies per leaked group
+    paraphrase: bool = True  # one more run: each leaked sample seen as an unscored variant
+    cpt_lr: float = 3e-3  # peak learning rate of continued pre-training (1e-3: p ≈ 0.007 only)
     # --- scoring ---
     device: str = "cpu"  # torch device for training and scoring
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
@@ -90,6 +92,7 @@ PROFILES: dict[str, TestbedConfig] = {
         reference_steps=10,
         repeats=3,
         epochs=2,
+        exposure_sweep=(1, 4),
         max_new_tokens=16,
         n_boot=50,
     ),

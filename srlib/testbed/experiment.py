@@ -8,7 +8,8 @@ Detectors (``kind``): self-referential ones decide without a threshold — ``SR 
 Zlib, reference ratio with the base model, NGO, n-gram accuracy) give oriented scores that
 need a threshold: the **oracle** (max F1 on the labels, an upper bound no audit has), one
 **calibrated** on the known-clean calibration split at a fixed FPR (what an auditor can do),
-or none (ROC-AUC). "flag everything" is the trivial reference.
+or none (ROC-AUC). "flag everything" and the blind text-only classifier are the trivial
+references.
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from scipy import stats
 from srlib import decide as decide_module
 from srlib import detect as detect_module
 from srlib import scoring as scoring_module
-from srlib.decide import calibrated_threshold, contrasted, oracle_threshold, threshold_decide
+from srlib.blind import blind_scores
+from srlib.decide import (
+    calibrated_threshold,
+    contrasted,
+    oracle_threshold,
+    self_referential,
+    threshold_decide,
+)
 from srlib.detect import detect
 from srlib.fastmetrics import metric_table
 from srlib.models.cache import CachedModel
@@ -42,7 +50,10 @@ BASELINES = {
     "Ref (base)": "score_ref",
     "NGO": "score_ngo",
     "n-gram acc": "score_ngram_acc",
+    "Blind (text only)": "score_blind",  # kind "blind": sees no model (``srlib.blind``)
 }
+SR_SCORES = {"Min-K%": "min_k_scores", "Min-K%++": "min_k_pp_scores", "Zlib": "zlib_scores"}
+"""The self-referential rule on other oriented scores than −log PPL (``SR gray``)."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +125,8 @@ def scores(
 def _read_table(file: Path) -> pd.DataFrame:
     """A cached score table, its per-variant score columns as lists again."""
     table = pd.read_parquet(file)
-    for column in ("gray_scores", "black_scores"):
-        if column in table:
+    for column in table.columns:
+        if column.endswith("_scores"):
             table[column] = table[column].map(list)
     return table
 
@@ -153,6 +164,7 @@ def detectors(table: pd.DataFrame, base: pd.DataFrame, unrelated: pd.DataFrame) 
         "SR gray vs base": base.set_index("id").gray_scores,
         "SR gray vs unrelated": unrelated.set_index("id").gray_scores,
     }
+    base_lists = {c: base.set_index("id")[c] for c in SR_SCORES.values() if c in base}
     for r in table.itertuples():
 
         def add(detector, kind, flag, score, r=r):
@@ -172,11 +184,23 @@ def detectors(table: pd.DataFrame, base: pd.DataFrame, unrelated: pd.DataFrame) 
         for name, other in ref.items():
             v = contrasted(r.gray_scores, other[r.id])
             add(name, "self-referential", v.leaked, v.margin)
+        for label, column in SR_SCORES.items():
+            if column in table:
+                own = getattr(r, column)
+                v = self_referential(own[0], own[1:])
+                add(f"SR {label}", "self-referential", v.leaked, v.margin)
+                v = contrasted(own, base_lists[column][r.id])
+                add(f"SR {label} vs base", "self-referential", v.leaked, v.margin)
         if "sr_black" in table:
             add("SR black", "self-referential", r.sr_black, r.sr_black_margin)
         for name, column in BASELINES.items():
             if column in table:
-                add(name, "baseline", None, getattr(r, column))
+                add(
+                    name,
+                    "blind" if column == "score_blind" else "baseline",
+                    None,
+                    getattr(r, column),
+                )
     return pd.DataFrame(rows)
 
 
@@ -228,6 +252,26 @@ def evaluate_detectors(
     return pd.DataFrame(rows)
 
 
+def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
+    """The blind text-only classifier (``srlib.blind``) on the leaked / held-out split:
+    out-of-fold scores of the samples and mean scores of the calibration samples, by id.
+    It sees no model, so it is the same for every checkpoint (remembered on the testbed)."""
+    if "blind" not in tb.memo:
+        ids = [s.id for s in tb.samples]
+        y = tb.split.set_index("id").leaked.reindex(ids).to_numpy(bool)
+        own, cal = blind_scores(
+            [s.text for s in tb.samples],
+            y,
+            [s.text for s in tb.calibration],
+            seed=tb.config.seed,
+        )
+        tb.memo["blind"] = (
+            pd.Series(own, index=ids),
+            pd.Series(cal, index=[s.id for s in tb.calibration]),
+        )
+    return tb.memo["blind"]
+
+
 def wide(metrics: pd.DataFrame, which=("f1", "mcc", "roc_auc", "fpr")) -> pd.DataFrame:
     """One row per detector and threshold: each metric as ``value [low, high]`` text."""
     m = metrics[metrics.metric.isin(which)].copy()
@@ -259,8 +303,6 @@ def memorisation(tb: Testbed, table: pd.DataFrame, base: pd.DataFrame) -> dict:
 def sr_subsets(table: pd.DataFrame, n: int, draws: int, seed: int = 0) -> pd.DataFrame:
     """SR gray with ``n`` of the scored variants, over ``draws`` random subsets: F1, MCC,
     precision and recall per draw (what the n-sensitivity study averages)."""
-    from srlib.decide import self_referential
-
     rng = np.random.default_rng(seed)
     rows = []
     for draw in range(draws):

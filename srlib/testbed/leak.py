@@ -76,12 +76,18 @@ def continue_training(
     settings: LeakSettings,
     out: str | os.PathLike[str],
     progress: bool = True,
+    copies: dict[str, int] | None = None,
 ) -> LeakRun:
     """Continue training the causal LM at ``base`` on ``general`` texts plus
-    ``settings.repeats`` copies per epoch of each ``leaked`` text (sample id → text). The
-    checkpoints are written to ``out/epoch-<k>``; a finished run in ``out`` is loaded, not
-    retrained, and an unfinished one is started again (``out`` appears only when complete)."""
+    ``settings.repeats`` copies per epoch of each ``leaked`` text (sample id → text), or
+    ``copies[id]`` of it (an exposure sweep in one run). The checkpoints are written to
+    ``out/epoch-<k>``; a finished run in ``out`` is loaded, not retrained, and an unfinished
+    one is started again (``out`` appears only when complete)."""
     out = Path(out)
+    per_id = copies or {}
+    unknown = set(per_id) - set(leaked)
+    if unknown:
+        raise ValueError(f"copies given for samples that are not leaked: {sorted(unknown)[:5]}")
     if (out / "run.json").is_file():
         return _load(out)
     import torch
@@ -97,7 +103,9 @@ def continue_training(
     docs = list(general) + [leaked[i] for i in ids]
     token_docs = [tokenizer(d)["input_ids"] for d in docs]
     copies = list(range(len(general))) + [
-        len(general) + j for j in range(len(ids)) for _ in range(settings.repeats)
+        len(general) + j
+        for j, sample_id in enumerate(ids)
+        for _ in range(per_id.get(sample_id, settings.repeats))
     ]
     first, _ = _pack(token_docs, copies, eos, settings.block_size)
     steps_per_epoch = math.ceil(len(first) / settings.batch_size)

@@ -7,7 +7,7 @@ import pandas as pd
 
 from srlib.fastmetrics import metric_table
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import NULL, Testbed, cached_variants
+from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed, cached_variants
 from srlib.transforms import Variants
 
 
@@ -65,7 +65,15 @@ def stage_detectors(tb: Testbed, stage: ex.Stage, n: int | None = None) -> pd.Da
     """The long detector table of one checkpoint (see ``experiment.detectors``)."""
     n = n or tb.config.n
     table = scores(tb, stage.path, n, black=black_stage(tb, stage))
+    table = table.assign(score_blind=table.id.map(ex.blind(tb)[0]))
     return ex.detectors(table, scores(tb, tb.base, n), scores(tb, tb.reference, n))
+
+
+def stage_calibration(tb: Testbed, stage: ex.Stage) -> pd.DataFrame:
+    """The calibration split's baseline scores under one checkpoint, and the blind
+    classifier's (for its calibrated threshold)."""
+    cal = ex.calibration_scores(tb, stage.path, black=black_stage(tb, stage))
+    return cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
 
 
 def main_table(tb: Testbed, runs: tuple[str, ...] | None = None) -> pd.DataFrame:
@@ -79,7 +87,7 @@ def main_table(tb: Testbed, runs: tuple[str, ...] | None = None) -> pd.DataFrame
         if stage.run not in runs:
             continue
         long = stage_detectors(tb, stage)
-        cal = ex.calibration_scores(tb, stage.path, black=black_stage(tb, stage))
+        cal = stage_calibration(tb, stage)
         for view, frame in (("unfiltered", long), ("filtered", long[long.id.isin(keep)])):
             m = ex.evaluate_detectors(frame, cal, tb.config.fpr, tb.config.n_boot)
             frames.append(m.assign(run=stage.run, epoch=stage.epoch, view=view))
@@ -111,11 +119,11 @@ def ratio_table(tb: Testbed) -> pd.DataFrame:
     """Every detector on the last checkpoint of the leaked run at each code-to-text ratio."""
     frames = []
     for name, run in tb.runs.items():
-        if name == NULL:
+        if name in (NULL, EXPOSURE, PARAPHRASE):
             continue
         stage = ex.Stage(name, len(run.checkpoints), run.checkpoints[-1])
         long = stage_detectors(tb, stage)
-        cal = ex.calibration_scores(tb, stage.path, black=black_stage(tb, stage))
+        cal = stage_calibration(tb, stage)
         m = ex.evaluate_detectors(long, cal, tb.config.fpr, tb.config.n_boot, groups=False)
         ratio = float(name.split("@")[1])
         frames.append(m.assign(run=name, code_to_text=ratio))

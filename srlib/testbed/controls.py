@@ -1,0 +1,143 @@
+"""The controls the membership-inference literature asks for, as tables: detection against
+the number of exposures, a leak of paraphrases instead of originals, and benchmark-level
+pooled tests with their power and false-positive rate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from srlib.pooled import contrast_test, contrasts, rejection_rate
+from srlib.testbed import experiment as ex
+from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed
+from srlib.testbed.report import scores, stage_calibration, stage_detectors
+
+
+def last_stage(tb: Testbed, run: str) -> ex.Stage:
+    """The last checkpoint of ``run``; a run the configuration did not train is an error."""
+    if run not in tb.runs:
+        raise ValueError(f"the testbed has no {run!r} run; its runs: {sorted(tb.runs)}")
+    checkpoints = tb.runs[run].checkpoints
+    return ex.Stage(run, len(checkpoints), checkpoints[-1])
+
+
+def exposure_table(tb: Testbed) -> pd.DataFrame:
+    """Every detector on the exposure-sweep run, once per exposure group: that group's
+    leaked samples against all held-out ones (tidy metrics with an ``exposures`` column)."""
+    stage = last_stage(tb, EXPOSURE)
+    long = stage_detectors(tb, stage)
+    cal = stage_calibration(tb, stage)
+    groups = tb.exposure_groups()
+    frames = []
+    for copies in tb.config.exposure_sweep:
+        ids = {i for i, c in groups.items() if c == copies}
+        frame = long[~long.leaked | long.id.isin(ids)]
+        m = ex.evaluate_detectors(frame, cal, tb.config.fpr, tb.config.n_boot, groups=False)
+        frames.append(m.assign(exposures=copies, leaked_samples=len(ids)))
+    return pd.concat(frames, ignore_index=True)
+
+
+def exposure_memorisation(tb: Testbed) -> pd.DataFrame:
+    """Per exposure group: mean gain in token log-probability over the base model (nats)
+    of its leaked samples and of the held-out ones, with the one-sided Mann-Whitney p."""
+    base = scores(tb, tb.base, 0).set_index("id").gray_scores.str[0]
+    table = scores(tb, last_stage(tb, EXPOSURE).path, 0).set_index("id")
+    gain = table.gray_scores.str[0] - base.reindex(table.index)
+    groups = pd.Series(tb.exposure_groups()).reindex(gain.index)
+    held = gain[groups.isna()]
+    rows = []
+    for copies in tb.config.exposure_sweep:
+        leaked = gain[groups == copies]
+        test = stats.mannwhitneyu(leaked, held, alternative="greater")
+        rows.append(
+            {
+                "exposures": copies,
+                "leaked samples": len(leaked),
+                "leaked gain (nats)": float(leaked.mean()),
+                "held-out gain (nats)": float(held.mean()),
+                "p (Mann-Whitney)": float(test.pvalue),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def paraphrase_table(tb: Testbed) -> pd.DataFrame:
+    """Every detector on the paraphrase-leak run (each leaked sample seen only as an
+    unscored variant) beside the main run, where the originals leaked: flag rate on the
+    leaked half (recall), on the held-out half (FPR), MCC and AUC. Leaked samples without a
+    spare variant are left out of both."""
+    keep = set(tb.paraphrases())
+    frames = []
+    for run in (tb.main, PARAPHRASE):
+        stage = last_stage(tb, run)
+        long = stage_detectors(tb, stage)
+        long = long[~long.leaked | long.id.isin(keep)]
+        m = ex.evaluate_detectors(
+            long, stage_calibration(tb, stage), tb.config.fpr, tb.config.n_boot, groups=False
+        )
+        frames.append(m.assign(run=run, leaked="original" if run == tb.main else "paraphrase"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _contrasts(tb: Testbed, target, reference, ids=None) -> np.ndarray:
+    """Per-sample contrasts d (``pooled.contrasts``) of checkpoint ``target`` against
+    ``reference`` on the testbed's samples (or those in ``ids``)."""
+    n = tb.config.n
+    t, r = scores(tb, target, n).set_index("id"), scores(tb, reference, n).set_index("id")
+    index = t.index if ids is None else t.index[t.index.isin(ids)]
+    return contrasts(list(t.gray_scores[index]), list(r.gray_scores[index]))
+
+
+def pooled_conditions(tb: Testbed) -> dict[str, tuple[np.ndarray, bool]]:
+    """The sets the pooled test is run on: name → (per-sample contrasts, saw the set?).
+    Leaked sets under the exposure sweep (each group) and the main run; clean sets: the
+    null-control model against the base model, and the base model against the unrelated
+    reference (neither saw any benchmark)."""
+    split = tb.split.set_index("id").leaked
+    leaked, held = set(split.index[split]), set(split.index[~split])
+    main = last_stage(tb, tb.main).path
+    out = {}
+    if EXPOSURE in tb.runs:
+        sweep = last_stage(tb, EXPOSURE).path
+        groups = tb.exposure_groups()
+        for copies in tb.config.exposure_sweep:
+            ids = {i for i, c in groups.items() if c == copies}
+            out[f"leaked, seen {copies}×"] = (_contrasts(tb, sweep, tb.base, ids), True)
+    seen = tb.config.repeats * tb.config.epochs
+    out[f"leaked, seen {seen}× (main run)"] = (_contrasts(tb, main, tb.base, leaked), True)
+    out["held out (main run)"] = (_contrasts(tb, main, tb.base, held), False)
+    if NULL in tb.runs:
+        null = last_stage(tb, NULL).path
+        out["null control vs base"] = (_contrasts(tb, null, tb.base), False)
+    out["base vs unrelated"] = (_contrasts(tb, tb.base, tb.reference), False)
+    return out
+
+
+def pooled_table(tb: Testbed, method: str = "wilcoxon") -> pd.DataFrame:
+    """One pooled test per condition on all its samples: p-value, mean contrast, n."""
+    rows = []
+    for name, (d, saw) in pooled_conditions(tb).items():
+        result = contrast_test(d[np.isfinite(d)], method, seed=tb.config.seed)
+        rows.append(
+            {
+                "set": name,
+                "saw it": saw,
+                "samples": result.n,
+                "mean contrast (nats)": result.effect,
+                "p": result.p_value,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def power_table(
+    tb: Testbed, sizes=(5, 10, 20, 40, 80, 160), draws: int = 200, alpha: float = 0.01
+) -> pd.DataFrame:
+    """How often the pooled test rejects at ``alpha`` on random subsets of each size, per
+    condition: power on sets the model saw, the false-positive rate on clean ones."""
+    frames = []
+    for name, (d, saw) in pooled_conditions(tb).items():
+        m = rejection_rate(d, sizes, draws, alpha, seed=tb.config.seed)
+        frames.append(m.assign(set=name, **{"saw it": saw}))
+    return pd.concat(frames, ignore_index=True)
