@@ -78,10 +78,10 @@ def calibrated_threshold(clean_scores: Sequence[float], fpr: float = 0.05) -> fl
 
 
 def threshold_decide(
-    scores: Sequence[float], threshold: float, inclusive: bool = False
+    scores: Sequence[float], threshold: float | np.ndarray, inclusive: bool = False
 ) -> pd.arrays.BooleanArray:
-    """Flags for scores above the threshold (``inclusive``: at or above); a NaN score is
-    undecided (``pd.NA``)."""
+    """Flags for scores above the threshold (``inclusive``: at or above; an array gives each
+    score its own threshold, e.g. cross-fitted ones); a NaN score is undecided (``pd.NA``)."""
     s = np.asarray(scores, dtype=float)
     flags = pd.array((s >= threshold) if inclusive else (s > threshold), dtype="boolean")
     flags[np.isnan(s)] = pd.NA

@@ -30,20 +30,23 @@ def _confusion(y: np.ndarray, f: np.ndarray) -> dict[str, np.ndarray]:
     return {"precision": precision, "recall": recall, "f1": f1, "mcc": mcc, "fpr": fpr}
 
 
-def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    """ROC-AUC by the rank-sum (Mann-Whitney) formula, ties counted half."""
-    n1, n0 = int(y.sum()), int((~y).sum())
-    ranks = rankdata(s)
-    return float((ranks[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+def _auc(y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """ROC-AUC of each row by the rank-sum (Mann-Whitney) formula, ties counted half."""
+    n1, n0 = y.sum(-1), (~y).sum(-1)
+    ranks = rankdata(s, axis=-1)
+    return (np.where(y, ranks, 0.0).sum(-1) - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
-def _tpr_at(y: np.ndarray, s: np.ndarray, fpr: float) -> float:
-    """The highest TPR of a threshold (flag when s ≥ t) whose FPR is at most ``fpr``."""
-    negatives = np.sort(s[~y])[::-1]
-    allowed = int(np.floor(fpr * len(negatives) + 1e-9))
-    if allowed >= len(negatives):
-        return 1.0
-    return float(np.mean(s[y] > negatives[allowed]))
+def _tpr_at(y: np.ndarray, s: np.ndarray, fpr: float) -> np.ndarray:
+    """Per row, the highest TPR of a threshold (flag when s ≥ t) whose FPR is at most
+    ``fpr``: flag what lies above the (k+1)-th highest negative, k = ⌊fpr · negatives⌋."""
+    n0 = (~y).sum(-1)
+    allowed = np.floor(fpr * n0 + 1e-9).astype(int)
+    negatives = -np.sort(-np.where(y, -np.inf, s), axis=-1)  # descending, positives last
+    at = np.minimum(allowed, s.shape[-1] - 1)[..., None]
+    threshold = np.take_along_axis(negatives, at, axis=-1)
+    tpr = (y & (s > threshold)).sum(-1) / y.sum(-1)
+    return np.where(allowed >= n0, 1.0, tpr)
 
 
 RANKING = {
@@ -51,6 +54,7 @@ RANKING = {
     "tpr@1%fpr": lambda y, s: _tpr_at(y, s, 0.01),
     "tpr@5%fpr": lambda y, s: _tpr_at(y, s, 0.05),
 }
+"""Threshold-free metrics of oriented scores, each over the last axis (one row per resample)."""
 
 
 def metric_table(
@@ -85,8 +89,8 @@ def metric_table(
             if y.all() or not y.any():
                 rows.append(_row(name, np.nan, np.nan, np.nan, y, keep))
                 continue
-            boots = [fn(y[i], s[i]) for i in idx]
-            low, high = np.quantile(boots, q) if boots else (np.nan, np.nan)
+            boots = fn(y[idx], s[idx]) if len(idx) else np.array([])
+            low, high = np.quantile(boots, q) if boots.size else (np.nan, np.nan)
             rows.append(_row(name, fn(y, s), low, high, y, keep))
     return pd.DataFrame(rows)
 

@@ -195,3 +195,8 @@ def test_controls_tables_cover_every_condition(quick_testbed_cache):
     assert set(power.set) == set(pooled.set)
     with pytest.raises(ValueError, match="no 'other' run"):
         controls.last_stage(tb, "other")
+    shift = controls.calibration_shift(tb)
+    modes = shift.groupby("kind").calibration.agg(set)
+    assert {"none", "other benchmark"} <= modes["self-referential"]
+    assert "none" not in modes["baseline"] and "clean split" in modes["baseline"]
+    assert set(shift.group) == set(tb.split.benchmark)

@@ -55,7 +55,7 @@ class TestbedConfig:
     # --- continued pre-training (the leak) ---
     repeats: int = 3  # times each leaked sample appears per epoch
     epochs: int = 3  # epochs of continued pre-training, one checkpoint after each
-    exposure_sweep: tuple[int, ...] = (1, 2, 4, 8, 16)  # one more run: copies per leaked group
+    exposure_sweep: tuple[int, ...] = (1, 2, 4, 8)  # one more run (one epoch): copies per group
     paraphrase: bool = True  # one more run: each leaked sample seen as an unscored variant
     cpt_lr: float = 3e-3  # peak learning rate of continued pre-training (1e-3: p ≈ 0.007 only)
     # --- scoring ---

@@ -1,6 +1,6 @@
 """The controls the membership-inference literature asks for, as tables: detection against
-the number of exposures, a leak of paraphrases instead of originals, and benchmark-level
-pooled tests with their power and false-positive rate."""
+the number of exposures, a leak of paraphrases instead of originals, benchmark-level pooled
+tests with their power and false-positive rate, and thresholds calibrated under shift."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from srlib.decide import calibrated_threshold, threshold_decide
+from srlib.fastmetrics import metric_table
 from srlib.pooled import contrast_test, contrasts, rejection_rate
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed
@@ -140,4 +142,47 @@ def power_table(
     for name, (d, saw) in pooled_conditions(tb).items():
         m = rejection_rate(d, sizes, draws, alpha, seed=tb.config.seed)
         frames.append(m.assign(set=name, **{"saw it": saw}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def calibration_shift(tb: Testbed, run: str | None = None) -> pd.DataFrame:
+    """Thresholds under shift, per benchmark, on the last checkpoint of ``run`` (default the
+    main run): every detector's score thresholded to flag ``fpr`` of known-unseen samples
+    taken from (a) the clean calibration split (model baselines only), (b) the *other*
+    benchmark's held-out half (what an auditor without in-distribution clean data does),
+    (c) the same benchmark's held-out half, cross-fitted in two folds so that no sample
+    sets its own threshold — beside the self-referential rules without a threshold.
+    Self-referential margins are thresholded like any score (calibrated SR)."""
+    stage = last_stage(tb, run or tb.main)
+    long = stage_detectors(tb, stage)
+    cal = stage_calibration(tb, stage)
+    fpr = tb.config.fpr
+    rng = np.random.default_rng(tb.config.seed)
+    ids = rng.permutation(long.id.unique())
+    fold = pd.Series(np.arange(ids.size) % 2, index=ids)
+    long = long.assign(fold=long.id.map(fold))
+    frames = []
+    for bench, target in long.groupby("benchmark", sort=False):
+        other = long[(long.benchmark != bench) & ~long.leaked]
+        held = target[~target.leaked]
+        for (detector, kind), d in target.groupby(["detector", "kind"], sort=False):
+            y, s = d.leaked.to_numpy(bool), d.score.to_numpy(float)
+            modes = {}
+            if kind == "self-referential":
+                modes["none"] = list(d.flag)
+            column = ex.BASELINES.get(detector)
+            sources = {
+                "clean split": {0: cal[column], 1: cal[column]} if column in cal else None,
+                "other benchmark": dict.fromkeys((0, 1), other[other.detector == detector].score),
+                "same benchmark (2-fold)": {
+                    k: held[(held.detector == detector) & (held.fold != k)].score for k in (0, 1)
+                },
+            }
+            for mode, clean in sources.items():
+                if clean is not None and all(c.notna().any() for c in clean.values()):
+                    t = {k: calibrated_threshold(c, fpr) for k, c in clean.items()}
+                    modes[mode] = threshold_decide(s, d.fold.map(t).to_numpy(float))
+            for mode, flags in modes.items():
+                m = metric_table(y, flags, n_boot=tb.config.n_boot)
+                frames.append(m.assign(group=bench, detector=detector, kind=kind, calibration=mode))
     return pd.concat(frames, ignore_index=True)

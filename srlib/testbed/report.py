@@ -76,20 +76,28 @@ def stage_calibration(tb: Testbed, stage: ex.Stage) -> pd.DataFrame:
     return cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
 
 
-def main_table(tb: Testbed, runs: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """Metrics of every detector on each checkpoint of ``runs`` (default: the main run and
-    the null control), unfiltered and filtered, thresholds calibrated on that checkpoint's
-    scores of the calibration split."""
-    runs = runs or (tb.main, NULL)
+def main_table(
+    tb: Testbed,
+    runs: tuple[str, ...] | None = None,
+    views: tuple[str, ...] = ("unfiltered", "filtered"),
+) -> pd.DataFrame:
+    """Metrics of every detector on each checkpoint of ``runs`` (default: every checkpoint
+    of the main run and the null control's last, where it has seen as much general text as
+    the main run), in each of ``views`` (unfiltered, and with the paper's filter), thresholds
+    calibrated on that checkpoint's scores of the calibration split."""
+    if runs is None:
+        chosen = [s for s in ex.stages(tb) if s.run == tb.main]
+        chosen += [s for s in ex.stages(tb) if s.run == NULL][-1:]
+    else:
+        chosen = [s for s in ex.stages(tb) if s.run in runs]
     keep = filtered_ids(tb)
     frames = []
-    for stage in ex.stages(tb):
-        if stage.run not in runs:
-            continue
+    for stage in chosen:
         long = stage_detectors(tb, stage)
         cal = stage_calibration(tb, stage)
-        for view, frame in (("unfiltered", long), ("filtered", long[long.id.isin(keep)])):
-            m = ex.evaluate_detectors(frame, cal, tb.config.fpr, tb.config.n_boot)
+        parts = {"unfiltered": long, "filtered": long[long.id.isin(keep)]}
+        for view in views:
+            m = ex.evaluate_detectors(parts[view], cal, tb.config.fpr, tb.config.n_boot)
             frames.append(m.assign(run=stage.run, epoch=stage.epoch, view=view))
     return pd.concat(frames, ignore_index=True)
 
