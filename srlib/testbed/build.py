@@ -1,9 +1,9 @@
 """Build a controlled testbed from a ``TestbedConfig``: samples and their split, variants,
 the decontaminated corpus, the base and reference models, and the continued-pre-training
 runs (leaked at each code-to-text ratio, the null control, an exposure sweep and a
-paraphrase leak). Every artefact is cached
-under ``cache_dir`` by a hash of what produced it, so rebuilding with nothing changed trains
-nothing, and a changed field rebuilds only what depends on it."""
+paraphrase leak). Every artefact is cached under ``cache_dir`` by a hash of what produced
+it, so rebuilding with nothing changed trains nothing, and a changed field rebuilds only
+what depends on it."""
 
 from __future__ import annotations
 
