@@ -88,6 +88,16 @@ def threshold_decide(
     return flags
 
 
+def contrast_gaps(target: Sequence[float], reference: Sequence[float]) -> np.ndarray:
+    """d_i = Δ_target(x_i) − Δ_ref(x_i) = (t_0 − t_i) − (r_0 − r_i) for each variant i, from
+    oriented scores ``[original, variant_1, ...]`` under the target and a reference model:
+    how much more the target prefers the original over that variant (nats)."""
+    t, r = np.asarray(target, dtype=float), np.asarray(reference, dtype=float)
+    if t.shape != r.shape:
+        raise ValueError(f"{t.size} target scores but {r.size} reference scores")
+    return (t[0] - t[1:]) - (r[0] - r[1:]) if t.size else t
+
+
 def contrasted(target: Sequence[float], reference: Sequence[float]) -> SelfReferential:
     """Reference-contrasted SR, threshold-free. ``target`` and ``reference`` hold the oriented
     scores (−log PPL) of the original and then of the same variants under the model audited
@@ -96,12 +106,9 @@ def contrasted(target: Sequence[float], reference: Sequence[float]) -> SelfRefer
     the reference's is d_i = Δ_target(x_i) − Δ_ref(x_i); leaked ⇔ min_i d_i > 0, the margin is
     min_i d_i (nats), and the rank p-value (1 + #{i : d_i ≤ 0}) / (n + 1). The reference
     absorbs how natural the original's own names are to any model."""
-    t, r = np.asarray(target, dtype=float), np.asarray(reference, dtype=float)
-    if t.shape != r.shape:
-        raise ValueError(f"{t.size} target scores but {r.size} reference scores")
-    if t.size < 2 or np.isnan(t).any() or np.isnan(r).any():
+    d = contrast_gaps(target, reference)
+    if d.size == 0 or np.isnan(d).any():
         return UNDECIDED
-    d = (t[0] - t[1:]) - (r[0] - r[1:])
     return SelfReferential(
         bool(d.min() > 0), (1 + int(np.sum(d <= 0))) / (d.size + 1), float(d.min())
     )

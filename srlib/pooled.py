@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from srlib.decide import self_referential
+from srlib.decide import contrast_gaps, self_referential
 
 METHODS = ("wilcoxon", "permutation", "fisher")
 
@@ -53,10 +53,8 @@ def contrasts(
     no variants, a NaN score, or lists of different lengths."""
     out = np.full(len(target), np.nan)
     for k, (t, r) in enumerate(zip(target, reference, strict=True)):
-        t, r = np.asarray(t, dtype=float), np.asarray(r, dtype=float)
-        if t.size < 2 or t.shape != r.shape:
-            continue
-        out[k] = float(np.mean((t[0] - t[1:]) - (r[0] - r[1:])))
+        if len(t) > 1 and len(t) == len(r):
+            out[k] = float(np.mean(contrast_gaps(t, r)))
     return out
 
 
