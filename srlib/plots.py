@@ -177,16 +177,22 @@ def metric_by(frame: pd.DataFrame, x: str, metric: str = "mcc", title: str = "")
 
 def rejection_rates(power: pd.DataFrame, alpha: float) -> plt.Figure:
     """A pooled test's rejection rate against the samples per set, one line per condition
-    (power where the model saw the set, false-positive rate where it did not), with
-    intervals and the nominal level ``alpha`` dashed."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    sns.lineplot(
-        power, x="samples", y="rejection rate", hue="set", style="saw it", marker="o", ax=ax
+    (power where the model saw the set, false-positive rate where it did not) and one panel
+    per design, with intervals and the nominal level ``alpha`` dashed."""
+    designs = list(power.design.unique()) if "design" in power else [None]
+    fig, axes = plt.subplots(
+        1, len(designs), figsize=(5 * len(designs), 3.8), sharey=True, squeeze=False
     )
-    for _, g in power.groupby("set"):
-        ax.fill_between(g.samples, g.low, g.high, alpha=0.12)
-    ax.axhline(alpha, color="gray", linestyle="--", linewidth=1)
-    ax.set(xscale="log", ylim=(-0.02, 1.02), title=f"Pooled test at α = {alpha:g}")
-    ax.legend(fontsize=7)
+    for ax, design in zip(axes[0], designs, strict=True):
+        p = power if design is None else power[power.design == design]
+        sns.lineplot(
+            p, x="samples", y="rejection rate", hue="set", style="saw it", marker="o", ax=ax
+        )
+        for _, g in p.groupby("set"):
+            ax.fill_between(g.samples, g.low, g.high, alpha=0.12)
+        ax.axhline(alpha, color="gray", linestyle="--", linewidth=1)
+        title = f"Pooled test at α = {alpha:g}" + (f", {design}" if design else "")
+        ax.set(xscale="log", ylim=(-0.02, 1.02), title=title)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from srlib.blind import blind_scores
-from srlib.pooled import contrast_test, contrasts, pooled_test, rejection_rate
+from srlib.pooled import contrast_test, contrasts, control_test, pooled_test, rejection_rate
 
 
 def synthetic(n_samples, shift, rng, n=5):
@@ -54,6 +54,26 @@ def test_pooled_test_names_bad_input():
     assert contrast_test(np.array([])).n == 0
 
 
+@pytest.mark.parametrize("method", ["mannwhitney", "permutation"])
+def test_empirical_null_holds_alpha_with_a_mismatched_reference(method):
+    rng = np.random.default_rng(4)
+    rejections = {"paired": 0, "control": 0}
+    for _ in range(60):
+        # the target likes originals 0.1 nats more than its reference, on any clean set
+        target, reference = synthetic(40, 0.1, rng)
+        d = contrasts(target, reference)
+        control = contrasts(*synthetic(60, 0.1, rng))
+        rejections["paired"] += contrast_test(d).p_value < 0.05
+        rejections["control"] += control_test(d, control, method, resamples=499).p_value < 0.05
+    assert rejections["paired"] >= 55  # the reference's null is wrong: it rejects
+    assert rejections["control"] <= 9  # 3 expected; binomial(60, 0.05) exceeds 9 rarely
+    leaked = contrasts(*synthetic(40, 0.3, rng))
+    assert control_test(leaked, control, method, resamples=499).p_value < 0.01
+    assert contrasts([[0.0, -1.0, -3.0]])[0] == pytest.approx(2.0)  # no reference: r = 0
+    with pytest.raises(ValueError, match="unknown control test"):
+        control_test(d, control, "t-test")
+
+
 def test_rejection_rate_rises_with_samples_and_stays_low_on_clean_data():
     rng = np.random.default_rng(2)
     leaked = rng.normal(0.08, 0.2, 400)
@@ -64,6 +84,10 @@ def test_rejection_rate_rises_with_samples_and_stays_low_on_clean_data():
     fpr = rejection_rate(clean, [200], draws=100, alpha=0.01)
     assert fpr["rejection rate"].iloc[0] <= 0.06
     assert list(rejection_rate(clean, [1000]).columns) == []  # more than there are: no row
+    against = rejection_rate(leaked, [200], draws=30, alpha=0.01, control=clean)
+    assert against["rejection rate"].iloc[0] > 0.8
+    same = rejection_rate(clean[:200], [100], draws=60, alpha=0.01, control=clean[200:])
+    assert same["rejection rate"].iloc[0] <= 0.08
 
 
 def test_blind_baseline_is_at_chance_on_a_random_split_and_finds_a_biased_one():

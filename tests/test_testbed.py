@@ -190,13 +190,16 @@ def test_controls_tables_cover_every_condition(quick_testbed_cache):
     assert set(para.leaked) == {"original", "paraphrase"}
     pooled = controls.pooled_table(tb)
     assert pooled["saw it"].any() and (~pooled["saw it"]).any()
-    assert pooled.p.between(0, 1).all()
+    assert pooled["p (vs reference)"].between(0, 1).all()
+    assert pooled["p (vs control)"].between(0, 1).all()
+    assert pooled["control samples"].between(1, tb.config.calibration_variants).all()
     power = controls.power_table(tb, sizes=(3,), draws=5)
     assert set(power.set) == set(pooled.set)
+    assert set(power.design) == {"vs reference", "vs control"}
     with pytest.raises(ValueError, match="no 'other' run"):
         controls.last_stage(tb, "other")
     shift = controls.calibration_shift(tb)
     modes = shift.groupby("kind").calibration.agg(set)
-    assert {"none", "other benchmark"} <= modes["self-referential"]
+    assert {"none", "other benchmark", "clean split"} <= modes["self-referential"]
     assert "none" not in modes["baseline"] and "clean split" in modes["baseline"]
     assert set(shift.group) == set(tb.split.benchmark)

@@ -73,6 +73,7 @@ class Testbed:
     calibration: list[Sample]
     split: pd.DataFrame
     variants: list[Variants]
+    calibration_variants: list[Variants]  # ``n`` for the first K calibration samples, else none
     corpus: Corpus
     base: Path
     base_losses: list[float]
@@ -125,6 +126,11 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         raise ValueError(f"calibration samples also scored as benchmark samples: {sorted(clash)}")
     split = split_samples(samples, config.leaked_share, config.seed)
     variants = cached_variants(config, samples, cache, progress)
+    k = min(config.calibration_variants, len(calibration))
+    cal_variants = []
+    if k:
+        cal_variants = cached_variants(config, calibration[:k], cache, progress, n=config.n)
+    cal_variants += [Variants() for _ in calibration[k:]]
     corpus = _corpus(config, samples + calibration, cache, progress)
     base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
@@ -136,7 +142,18 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
     base, losses = _base(config, base_mix, cache)
     reference = _reference(config, corpus, used, cache)
     tb = Testbed(
-        config, cache, samples, calibration, split, variants, corpus, base, losses, reference, {}
+        config,
+        cache,
+        samples,
+        calibration,
+        split,
+        variants,
+        cal_variants,
+        corpus,
+        base,
+        losses,
+        reference,
+        {},
     )
     leaked = tb.leaked_texts()
     settings = LeakSettings(

@@ -27,6 +27,8 @@ class TestbedConfig:
     limit: int | None = None  # first N samples per benchmark (quick profile only)
     leaked_share: float = 0.5  # share of each benchmark's samples leaked (stratified split)
     n: int = 5  # variants per sample in the main table
+    calibration_variants: int = 64  # first K calibration samples given n variants (SR's
+    # calibrated threshold, the pooled test's clean control)
     n_max: int = 10  # variants made and scored per sample (the n-sensitivity study's largest n)
     kinds: tuple[str, ...] = ("function", "variable", "test")  # transformations per variant
     seed: int = 0  # split, variants, corpus order, initialisation, training order
@@ -81,6 +83,7 @@ PROFILES: dict[str, TestbedConfig] = {
         limit=12,
         n=2,
         n_max=3,
+        calibration_variants=6,
         base_chars=300_000,
         cpt_chars=80_000,
         code_to_text_sweep=(0.5, 0.75),

@@ -4,16 +4,18 @@ tests with their power and false-positive rate, and thresholds calibrated under 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from srlib.decide import calibrated_threshold, threshold_decide
 from srlib.fastmetrics import metric_table
-from srlib.pooled import contrast_test, contrasts, rejection_rate
+from srlib.pooled import contrast_test, contrasts, control_test, rejection_rate
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed
-from srlib.testbed.report import scores, stage_calibration, stage_detectors
+from srlib.testbed.report import calibration_table, scores, stage_calibration, stage_detectors
 
 
 def last_stage(tb: Testbed, run: str) -> ex.Stage:
@@ -82,20 +84,37 @@ def paraphrase_table(tb: Testbed) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _contrasts(tb: Testbed, target, reference, ids=None) -> np.ndarray:
-    """Per-sample contrasts d (``pooled.contrasts``) of checkpoint ``target`` against
-    ``reference`` on the testbed's samples (or those in ``ids``)."""
+@dataclass(frozen=True)
+class PooledSet:
+    """One set the pooled test runs on: per-sample contrasts of the target against the
+    reference model, the same contrasts on the clean control samples, and whether the
+    target saw the set."""
+
+    contrasts: np.ndarray
+    control: np.ndarray
+    saw: bool
+
+
+def _pooled_set(tb: Testbed, target, reference, saw: bool, ids=None) -> PooledSet:
+    """Contrasts (``pooled.contrasts``) of checkpoint ``target`` against ``reference`` on the
+    testbed's samples (or those in ``ids``) and on the calibration samples with variants."""
     n = tb.config.n
     t, r = scores(tb, target, n).set_index("id"), scores(tb, reference, n).set_index("id")
     index = t.index if ids is None else t.index[t.index.isin(ids)]
-    return contrasts(list(t.gray_scores[index]), list(r.gray_scores[index]))
+    ct, cr = calibration_table(tb, target), calibration_table(tb, reference)
+    control = contrasts(list(ct.gray_scores), list(cr.gray_scores))
+    return PooledSet(
+        contrasts(list(t.gray_scores[index]), list(r.gray_scores[index])),
+        control[np.isfinite(control)],
+        saw,
+    )
 
 
-def pooled_conditions(tb: Testbed) -> dict[str, tuple[np.ndarray, bool]]:
-    """The sets the pooled test is run on: name → (per-sample contrasts, saw the set?).
-    Leaked sets under the exposure sweep (each group) and the main run; clean sets: the
-    null-control model against the base model, and the base model against the unrelated
-    reference (neither saw any benchmark)."""
+def pooled_conditions(tb: Testbed) -> dict[str, PooledSet]:
+    """The sets the pooled tests run on, by name. Leaked sets under the exposure sweep (each
+    group) and the main run; clean sets: the main run's held-out half, the null-control
+    model against the base model, and the base model against the unrelated reference
+    (neither saw any benchmark)."""
     split = tb.split.set_index("id").leaked
     leaked, held = set(split.index[split]), set(split.index[~split])
     main = last_stage(tb, tb.main).path
@@ -105,29 +124,35 @@ def pooled_conditions(tb: Testbed) -> dict[str, tuple[np.ndarray, bool]]:
         groups = tb.exposure_groups()
         for copies in tb.config.exposure_sweep:
             ids = {i for i, c in groups.items() if c == copies}
-            out[f"leaked, seen {copies}×"] = (_contrasts(tb, sweep, tb.base, ids), True)
+            out[f"leaked, seen {copies}×"] = _pooled_set(tb, sweep, tb.base, True, ids)
     seen = tb.config.repeats * tb.config.epochs
-    out[f"leaked, seen {seen}× (main run)"] = (_contrasts(tb, main, tb.base, leaked), True)
-    out["held out (main run)"] = (_contrasts(tb, main, tb.base, held), False)
+    out[f"leaked, seen {seen}× (main run)"] = _pooled_set(tb, main, tb.base, True, leaked)
+    out["held out (main run)"] = _pooled_set(tb, main, tb.base, False, held)
     if NULL in tb.runs:
-        null = last_stage(tb, NULL).path
-        out["null control vs base"] = (_contrasts(tb, null, tb.base), False)
-    out["base vs unrelated"] = (_contrasts(tb, tb.base, tb.reference), False)
+        out["null control vs base"] = _pooled_set(tb, last_stage(tb, NULL).path, tb.base, False)
+    out["base vs unrelated"] = _pooled_set(tb, tb.base, tb.reference, False)
     return out
 
 
 def pooled_table(tb: Testbed, method: str = "wilcoxon") -> pd.DataFrame:
-    """One pooled test per condition on all its samples: p-value, mean contrast, n."""
+    """Both pooled tests per condition on all its samples: the paired test against the
+    reference (``method``) and the empirical null against the clean control samples
+    (Mann-Whitney); mean contrasts and sizes."""
     rows = []
-    for name, (d, saw) in pooled_conditions(tb).items():
-        result = contrast_test(d[np.isfinite(d)], method, seed=tb.config.seed)
+    for name, ps in pooled_conditions(tb).items():
+        d = ps.contrasts[np.isfinite(ps.contrasts)]
+        paired = contrast_test(d, method, seed=tb.config.seed)
+        control = control_test(d, ps.control)
         rows.append(
             {
                 "set": name,
-                "saw it": saw,
-                "samples": result.n,
-                "mean contrast (nats)": result.effect,
-                "p": result.p_value,
+                "saw it": ps.saw,
+                "samples": paired.n,
+                "control samples": ps.control.size,
+                "mean contrast (nats)": paired.effect,
+                "control mean (nats)": float(ps.control.mean()) if ps.control.size else np.nan,
+                "p (vs reference)": paired.p_value,
+                "p (vs control)": control.p_value,
             }
         )
     return pd.DataFrame(rows)
@@ -136,19 +161,26 @@ def pooled_table(tb: Testbed, method: str = "wilcoxon") -> pd.DataFrame:
 def power_table(
     tb: Testbed, sizes=(5, 10, 20, 40, 80, 160), draws: int = 200, alpha: float = 0.01
 ) -> pd.DataFrame:
-    """How often the pooled test rejects at ``alpha`` on random subsets of each size, per
-    condition: power on sets the model saw, the false-positive rate on clean ones."""
+    """How often each pooled test rejects at ``alpha`` on random subsets of each size, per
+    condition and design ("vs reference": paired Wilcoxon; "vs control": the empirical
+    null): power on sets the model saw, the false-positive rate on clean ones."""
     frames = []
-    for name, (d, saw) in pooled_conditions(tb).items():
-        m = rejection_rate(d, sizes, draws, alpha, seed=tb.config.seed)
-        frames.append(m.assign(set=name, **{"saw it": saw}))
+    for name, ps in pooled_conditions(tb).items():
+        for design, control in (("vs reference", None), ("vs control", ps.control)):
+            if control is not None and control.size == 0:
+                continue
+            m = rejection_rate(
+                ps.contrasts, sizes, draws, alpha, seed=tb.config.seed, control=control
+            )
+            frames.append(m.assign(set=name, design=design, **{"saw it": ps.saw}))
     return pd.concat(frames, ignore_index=True)
 
 
 def calibration_shift(tb: Testbed, run: str | None = None) -> pd.DataFrame:
     """Thresholds under shift, per benchmark, on the last checkpoint of ``run`` (default the
     main run): every detector's score thresholded to flag ``fpr`` of known-unseen samples
-    taken from (a) the clean calibration split (model baselines only), (b) the *other*
+    taken from (a) the clean calibration split (its first ``calibration_variants`` samples
+    for self-referential margins), (b) the *other*
     benchmark's held-out half (what an auditor without in-distribution clean data does),
     (c) the same benchmark's held-out half, cross-fitted in two folds so that no sample
     sets its own threshold — beside the self-referential rules without a threshold.
@@ -170,16 +202,16 @@ def calibration_shift(tb: Testbed, run: str | None = None) -> pd.DataFrame:
             modes = {}
             if kind == "self-referential":
                 modes["none"] = list(d.flag)
-            column = ex.BASELINES.get(detector)
+            own = cal[cal.detector == detector].score
             sources = {
-                "clean split": {0: cal[column], 1: cal[column]} if column in cal else None,
+                "clean split": dict.fromkeys((0, 1), own),
                 "other benchmark": dict.fromkeys((0, 1), other[other.detector == detector].score),
                 "same benchmark (2-fold)": {
                     k: held[(held.detector == detector) & (held.fold != k)].score for k in (0, 1)
                 },
             }
             for mode, clean in sources.items():
-                if clean is not None and all(c.notna().any() for c in clean.values()):
+                if all(c.notna().any() for c in clean.values()):
                     t = {k: calibrated_threshold(c, fpr) for k, c in clean.items()}
                     modes[mode] = threshold_decide(s, d.fold.map(t).to_numpy(float))
             for mode, flags in modes.items():

@@ -132,10 +132,18 @@ def _read_table(file: Path) -> pd.DataFrame:
 
 
 def calibration_scores(tb: Testbed, path: Path, black: bool = False) -> pd.DataFrame:
-    """Baseline scores of the known-clean calibration samples under one checkpoint."""
+    """Scores of the known-clean calibration samples under one checkpoint: gray-box with the
+    variants the first ``calibration_variants`` of them have (so self-referential margins
+    can be calibrated too), black-box on the originals only (generation is slow)."""
+    lm = model(tb, path)
     base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
-    none = [Variants() for _ in tb.calibration]
-    return _detect(tb, model(tb, path), base, tb.calibration, none, black, False)
+    table = _detect(tb, lm, base, tb.calibration, tb.calibration_variants, False, False)
+    if black:
+        none = [Variants() for _ in tb.calibration]
+        black_table = _detect(tb, lm, base, tb.calibration, none, True, False)
+        extra = [c for c in black_table.columns if c not in table.columns]
+        table = table.join(black_table[extra])
+    return table.assign(leaked=False)
 
 
 def _detect(tb, lm, base, samples, variants, black: bool, progress: bool) -> pd.DataFrame:
@@ -213,11 +221,15 @@ def evaluate_detectors(
 ) -> pd.DataFrame:
     """Tidy metrics (with bootstrap intervals) per detector, threshold mode and benchmark
     group ("all" and, with ``groups``, each benchmark): self-referential detectors as they
-    decide, baselines at the oracle and the calibrated threshold, and flag everything."""
+    decide ("none"), baselines at the oracle threshold, every detector whose score the
+    ``calibration`` long table (``detectors`` on clean samples) holds at the threshold
+    calibrated there ("calibrated"; for self-referential ones, on their margin), and flag
+    everything."""
     rows = []
     parts = [("all", long)]
     if groups:
         parts += [(b, g) for b, g in long.groupby("benchmark", sort=False)]
+    clean = {} if calibration is None else dict(list(calibration.groupby("detector").score))
     for group, frame in parts:
         for (detector, kind), d in frame.groupby(["detector", "kind"], sort=False):
             y, s = d.leaked.to_numpy(bool), d.score.to_numpy(float)
@@ -227,10 +239,9 @@ def evaluate_detectors(
             else:
                 t_oracle, _ = oracle_threshold(s, y)
                 modes.append(("oracle", threshold_decide(s, t_oracle, inclusive=True)))
-                column = BASELINES[detector]
-                if calibration is not None and column in calibration:
-                    t_cal = calibrated_threshold(calibration[column], fpr)
-                    modes.append(("calibrated", threshold_decide(s, t_cal)))
+            if detector in clean and clean[detector].notna().any():
+                t_cal = calibrated_threshold(clean[detector], fpr)
+                modes.append(("calibrated", threshold_decide(s, t_cal)))
             for mode, flags in modes:
                 m = metric_table(y, flags, s, n_boot=n_boot)
                 rows += [
@@ -270,6 +281,16 @@ def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
             pd.Series(cal, index=[s.id for s in tb.calibration]),
         )
     return tb.memo["blind"]
+
+
+def deployable(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The rows an auditor can run: self-referential rules as they decide, baselines at the
+    calibrated threshold, and the references (drops oracle thresholds and calibrated SR)."""
+    sr = metrics.kind == "self-referential"
+    return metrics[
+        (sr & (metrics.threshold == "none"))
+        | (~sr & metrics.threshold.isin(["none", "calibrated"]))
+    ]
 
 
 def wide(metrics: pd.DataFrame, which=("f1", "mcc", "roc_auc", "fpr")) -> pd.DataFrame:

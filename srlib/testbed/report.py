@@ -69,11 +69,22 @@ def stage_detectors(tb: Testbed, stage: ex.Stage, n: int | None = None) -> pd.Da
     return ex.detectors(table, scores(tb, tb.base, n), scores(tb, tb.reference, n))
 
 
+def calibration_table(tb: Testbed, path, black: bool = False) -> pd.DataFrame:
+    """``experiment.calibration_scores``, remembered on the testbed."""
+    k = ("calibration", str(path), black)
+    if k not in tb.memo:
+        tb.memo[k] = ex.calibration_scores(tb, path, black)
+    return tb.memo[k]
+
+
 def stage_calibration(tb: Testbed, stage: ex.Stage) -> pd.DataFrame:
-    """The calibration split's baseline scores under one checkpoint, and the blind
-    classifier's (for its calibrated threshold)."""
-    cal = ex.calibration_scores(tb, stage.path, black=black_stage(tb, stage))
-    return cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
+    """Every detector on the clean calibration split under one checkpoint, as the long
+    table ``experiment.detectors`` makes (baseline scores, the blind classifier's, and the
+    self-referential margins of the samples with variants): where thresholds are set."""
+    cal = calibration_table(tb, stage.path, black_stage(tb, stage))
+    cal = cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
+    base, unrelated = calibration_table(tb, tb.base), calibration_table(tb, tb.reference)
+    return ex.detectors(cal, base, unrelated)
 
 
 def main_table(
@@ -108,7 +119,7 @@ def held_out_fpr(metrics: pd.DataFrame) -> pd.DataFrame:
     m = metrics[
         (metrics.metric == "fpr") & (metrics.group == "all") & (metrics.view == "unfiltered")
     ]
-    m = m[m.threshold.isin(["none", "calibrated"])]
+    m = ex.deployable(m)
     return m.pivot_table(index=["run", "epoch"], columns="detector", values="value")
 
 
@@ -197,9 +208,10 @@ def split_table(tb: Testbed) -> pd.DataFrame:
 
 def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd.DataFrame:
     """The study's claim tested on the main run's last checkpoint, per benchmark: the best
-    self-referential detector's MCC against the best baseline's at a calibrated threshold
-    (calibrated on the clean split: another benchmark for HumanEval, the same for MBPP) and
-    at the oracle threshold, and the best AUC of each family."""
+    threshold-free self-referential detector's MCC against the best baseline's at a
+    calibrated threshold (calibrated on the clean split: another benchmark for HumanEval, the
+    same for MBPP) and at the oracle threshold; the best self-referential margin at the same
+    calibrated threshold; and the best AUC of each family."""
     m = metrics[
         (metrics.run == tb.main) & (metrics.epoch == tb.config.epochs) & (metrics.view == view)
     ]
@@ -213,8 +225,9 @@ def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd
             f = f if threshold is None else f[f.threshold == threshold]
             return f.loc[f.value.idxmax()] if len(f) else None
 
-        sr, cal, oracle = (
-            best(mcc, "self-referential"),
+        sr, sr_cal, cal, oracle = (
+            best(mcc, "self-referential", "none"),
+            best(mcc, "self-referential", "calibrated"),
             best(mcc, "baseline", "calibrated"),
             best(mcc, "baseline", "oracle"),
         )
@@ -229,6 +242,8 @@ def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd
                 "SR MCC": sr.value,
                 "SR MCC low": sr.low,
                 "SR MCC high": sr.high,
+                "best calibrated SR": sr_cal.detector if sr_cal is not None else "–",
+                "calibrated SR MCC": sr_cal.value if sr_cal is not None else float("nan"),
                 "best calibrated baseline": cal.detector if cal is not None else "–",
                 "baseline MCC (calibrated)": cal.value if cal is not None else float("nan"),
                 "baseline MCC (oracle)": oracle.value if oracle is not None else float("nan"),
