@@ -53,7 +53,7 @@ def _serve(args: argparse.Namespace) -> int:
     from srlib.models.serve import serve
 
     model = HFModel(args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
-    serve(model, args.host, args.port)
+    serve(model, args.host, args.port, args.served_model_name)
     return 0
 
 
@@ -130,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="float32")
     p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument(
+        "--served-model-name",
+        help="the name clients request (vLLM's flag); default: the model folder's name",
+    )
     p.set_defaults(func=_serve)
 
     p = command("dedup", "exact / near-duplicate / unique partition of secrets")

@@ -23,7 +23,7 @@ def running(server):
 
 @pytest.fixture(scope="module")
 def served(tiny_model_dir):
-    server = make_server(HFModel(str(tiny_model_dir), batch_size=1), port=0)
+    server = make_server(HFModel(str(tiny_model_dir), batch_size=1), port=0, name="tiny")
     url = running(server)
     yield url, HFModel(str(tiny_model_dir), batch_size=1)
     server.shutdown()

@@ -6,11 +6,15 @@ server that does not is a clear ``UnsupportedByServer`` error, not a wrong numbe
 needs μ and σ² over the whole vocabulary, which the API does not carry: they are NaN unless
 the server adds them (``srlib serve`` does, under ``logprobs.srlib``). Requests time out, are
 retried with exponential backoff on connection errors, 429 and 5xx, and run with bounded
-concurrency; results keep the input order.
+concurrency; results keep the input order. A refused request (an unknown model, a bad
+parameter) is one ``RequestRejected`` naming the model or the parameter. Where the server
+reports the context length (``max_model_len``), generation prompts are cut to their last
+tokens that fit (vLLM's ``truncate_prompt_tokens``), as the HF backend does.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +26,25 @@ from srlib.models.base import GenerationSettings, TokenScores
 
 class UnsupportedByServer(SrlibError, RuntimeError):
     """The server cannot provide what a detector needs (e.g. echo log-probs)."""
+
+
+class RequestRejected(SrlibError, ValueError):
+    """The server refused a request (HTTP 4xx): an unknown model or a bad parameter, named."""
+
+
+def _rejection(url: str, model: str, status: int, text: str) -> RequestRejected:
+    """One clear error from an OpenAI-style error body: the model or the parameter named."""
+    try:
+        error = json.loads(text).get("error") or {}
+    except (ValueError, AttributeError):
+        error = {}
+    error = error if isinstance(error, dict) else {"message": str(error)}
+    message = error.get("message") or text[:300]
+    if status == 404 and (error.get("code") == "model_not_found" or error.get("param") == "model"):
+        return RequestRejected(f"{url} does not serve model {model!r}: {message}")
+    if error.get("param"):
+        return RequestRejected(f"{url} rejected parameter {error['param']!r}: {message}")
+    return RequestRejected(f"{url} refused the request (HTTP {status}): {message}")
 
 
 class OpenAIModel:
@@ -39,7 +62,8 @@ class OpenAIModel:
     ) -> None:
         import httpx
 
-        self.url = base_url.rstrip("/") + "/completions"
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/completions"
         self.model, self.max_retries, self.backoff = model, max_retries, backoff
         self.concurrency = concurrency
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -59,13 +83,30 @@ class OpenAIModel:
                     return r.json()
                 error = f"HTTP {r.status_code}: {r.text[:300]}"
                 if r.status_code not in (408, 429) and r.status_code < 500:
-                    raise UnsupportedByServer(f"{self.url} refused the request: {error}")
+                    raise _rejection(self.url, self.model, r.status_code, r.text)
             if attempt < self.max_retries:
                 time.sleep(self.backoff * 2**attempt)
         raise ServerUnavailable(
             f"{self.url}: no answer after {self.max_retries + 1} tries ({error}); is the "
             "server running at that address?"
         )
+
+    def context_length(self) -> int | None:
+        """The model's context length as the server's ``/v1/models`` reports it
+        (``max_model_len``: vLLM, ``srlib serve``), or None where it does not say."""
+        if not hasattr(self, "_context"):
+            import httpx
+
+            self._context = None
+            try:
+                r = self.client.get(self.base_url + "/models")
+                entries = r.json().get("data", []) if r.status_code == 200 else []
+            except (httpx.HTTPError, ValueError, AttributeError):
+                entries = []
+            for entry in entries:
+                if isinstance(entry, dict) and entry.get("id") == self.model:
+                    self._context = entry.get("max_model_len")
+        return self._context
 
     def _map(self, fn, items: list) -> list:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
@@ -98,17 +139,19 @@ class OpenAIModel:
     def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
         """Continuations per prompt, greedy unless ``settings.temperature`` > 0."""
 
+        payload = {
+            "max_tokens": settings.max_new_tokens,
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "n": settings.num_samples,
+            "seed": settings.seed,
+        }
+        context = self.context_length()
+        if context:  # keep each prompt's end, as the HF backend does
+            payload["truncate_prompt_tokens"] = max(1, context - settings.max_new_tokens)
+
         def one(prompt: str) -> list[str]:
-            body = self._post(
-                {
-                    "prompt": prompt,
-                    "max_tokens": settings.max_new_tokens,
-                    "temperature": settings.temperature,
-                    "top_p": settings.top_p,
-                    "n": settings.num_samples,
-                    "seed": settings.seed,
-                }
-            )
+            body = self._post({"prompt": prompt, **payload})
             choices = sorted(body["choices"], key=lambda c: c.get("index", 0))
             return [c["text"] for c in choices]
 
