@@ -1,8 +1,10 @@
 """The book runner: execute every notebook of the runs file with papermill, then build the book.
 
-``runs.yml`` lists each notebook with its full-run parameters and the ``quick`` overrides
-that shrink it. Executed copies go to ``book/_executed/`` (git-ignored) and carry a stamp of
-what produced them, so an interrupted ``make book`` re-executes only what is missing or stale.
+``runs.yml`` lists each notebook with its full-run parameters, the ``quick`` overrides that
+shrink it, and (``after``) the earlier chapters whose results it reads. Executed copies go to
+``book/_executed/`` (git-ignored) and carry a stamp of what produced them, so an interrupted
+``make book`` re-executes only what is missing or stale. With ``jobs`` > 1 independent
+chapters execute side by side (one kernel each); a chapter starts after those it names.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +43,7 @@ class Run:
     notebook: Path
     parameters: dict[str, Any] = field(default_factory=dict)
     quick: dict[str, Any] = field(default_factory=lambda: {"quick": True})
+    after: tuple[str, ...] = ()  # stems of earlier runs whose results this one reads
 
     def params(self, quick: bool) -> dict[str, Any]:
         """The parameters papermill injects: full run, or full run with quick overrides."""
@@ -63,13 +67,19 @@ def read_runs(path: str | os.PathLike[str]) -> list[Run]:
     for i, e in enumerate(entries, 1):
         if not isinstance(e, dict) or "notebook" not in e:
             raise InputError(f"{path}: run {i} needs a 'notebook' key, got {e!r}")
-        unknown = set(e) - {"notebook", "parameters", "quick"}
+        unknown = set(e) - {"notebook", "parameters", "quick", "after"}
         if unknown:
             raise InputError(f"{path}: run {i} has unknown key(s) {sorted(unknown)}")
         nb = path.parent / e["notebook"]
         if not nb.is_file():
             raise FileNotFoundError(f"{path}: run {i}: notebook {nb} does not exist")
-        runs.append(Run(Path(e["notebook"]), e.get("parameters") or {}, e.get("quick") or {}))
+        after = tuple(e.get("after") or ())
+        missing = set(after) - {r.notebook.stem for r in runs}
+        if missing:
+            raise InputError(f"{path}: run {i} comes after {sorted(missing)}, no earlier run")
+        runs.append(
+            Run(Path(e["notebook"]), e.get("parameters") or {}, e.get("quick") or {}, after)
+        )
     return runs
 
 
@@ -90,14 +100,20 @@ def _is_current(out: Path, stamp: str) -> bool:
 
 
 def execute(
-    root: Path = ROOT, quick: bool = False, only: list[str] | None = None, force: bool = False
+    root: Path = ROOT,
+    quick: bool = False,
+    only: list[str] | None = None,
+    force: bool = False,
+    jobs: int = 1,
 ) -> list[Path]:
-    """Execute the runs file's notebooks (stale ones only unless ``force``); return outputs.
+    """Execute the runs file's notebooks (stale ones only unless ``force``), ``jobs`` at a
+    time, each after the runs it names in ``after``; return the outputs in runs-file order.
+    The first failure is raised once the running notebooks have finished; no chapter starts
+    after a failure.
 
     ``root`` is the book's folder (``runs.yml``, ``notebooks/``); notebooks run with it as
     their working directory."""
-    import nbformat
-    import papermill as pm
+    from concurrent.futures import ThreadPoolExecutor
 
     runs = read_runs(root / "runs.yml")
     if only:
@@ -108,46 +124,71 @@ def execute(
                 f"no chapter {', '.join(map(repr, unknown))} in runs.yml; the chapters are "
                 f"{', '.join(r.notebook.stem for r in runs)}"
             )
-    outputs = []
-    for run in runs:
-        if only and run.notebook.stem not in only and run.notebook.name not in only:
-            continue
-        out, stamp = run.output(root), _stamp(root, run, quick)
-        outputs.append(out)
-        if not force and _is_current(out, stamp):
-            print(f"[book] {run.notebook} is up to date", flush=True)
-            continue
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".partial.ipynb")
-        print(f"[book] executing {run.notebook} with {run.params(quick)}", flush=True)
-        start = time.perf_counter()
+        runs = [r for r in runs if r.notebook.stem in only or r.notebook.name in only]
+    futures: dict[str, Any] = {}
+    failed = threading.Event()
+
+    def one(run: Run) -> Path | None:
+        for stem in run.after:  # earlier runs were submitted first: running or done
+            if stem in futures:
+                futures[stem].exception()
+        if failed.is_set():
+            return None  # a chapter failed: start no other
         try:
-            pm.execute_notebook(
-                str(root / run.notebook),
-                str(tmp),
-                parameters=run.params(quick),
-                cwd=str(root),
-                kernel_name="python3",
-                progress_bar=False,
-            )
-        except pm.PapermillExecutionError as e:
-            raise NotebookFailed(
-                f"{run.notebook} failed in cell {e.exec_count}: {e.ename}: {e.evalue} "
-                f"(partial output kept in {tmp})"
-            ) from e
-        nb = nbformat.read(tmp, as_version=4)
-        nb.metadata["srlib"] = {
-            "stamp": stamp,
-            "quick": quick,
-            "seconds": round(time.perf_counter() - start, 1),
-        }
-        nbformat.write(nb, tmp)
-        os.replace(tmp, out)
-        print(
-            f"[book] wrote {out.relative_to(root)} in {nb.metadata['srlib']['seconds']} s",
-            flush=True,
+            return _execute_one(root, run, quick, force)
+        except BaseException:
+            failed.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for run in runs:
+            futures[run.notebook.stem] = pool.submit(one, run)
+    for future in futures.values():
+        if future.exception() is not None:
+            raise future.exception()
+    return [f.result() for f in futures.values()]
+
+
+def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
+    """Execute one notebook with papermill unless its output is current; its output path."""
+    import nbformat
+    import papermill as pm
+
+    out, stamp = run.output(root), _stamp(root, run, quick)
+    if not force and _is_current(out, stamp):
+        print(f"[book] {run.notebook} is up to date", flush=True)
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".partial.ipynb")
+    print(f"[book] executing {run.notebook} with {run.params(quick)}", flush=True)
+    start = time.perf_counter()
+    try:
+        pm.execute_notebook(
+            str(root / run.notebook),
+            str(tmp),
+            parameters=run.params(quick),
+            cwd=str(root),
+            kernel_name="python3",
+            progress_bar=False,
         )
-    return outputs
+    except pm.PapermillExecutionError as e:
+        raise NotebookFailed(
+            f"{run.notebook} failed in cell {e.exec_count}: {e.ename}: {e.evalue} "
+            f"(partial output kept in {tmp})"
+        ) from e
+    nb = nbformat.read(tmp, as_version=4)
+    nb.metadata["srlib"] = {
+        "stamp": stamp,
+        "quick": quick,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    nbformat.write(nb, tmp)
+    os.replace(tmp, out)
+    print(
+        f"[book] wrote {out.relative_to(root)} in {nb.metadata['srlib']['seconds']} s",
+        flush=True,
+    )
+    return out
 
 
 def build(root: Path = ROOT) -> Path:

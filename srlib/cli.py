@@ -16,7 +16,7 @@ from srlib.errors import SrlibError, describe
 def _book(args: argparse.Namespace) -> int:
     from srlib import book
 
-    book.execute(quick=args.quick, only=args.only, force=args.force)
+    book.execute(quick=args.quick, only=args.only, force=args.force, jobs=args.jobs)
     if not args.no_build:
         print(f"[book] built {book.build()}")
     return 0
@@ -57,16 +57,27 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dedup(args: argparse.Namespace) -> int:
+def _records(args: argparse.Namespace) -> list:
+    """The secret records ``input`` names: JSONL records, a SecretBench CSV, or ``offline``
+    (the offline corpus of ``--size`` records)."""
     from srlib.duplication import secretdata
-    from srlib.duplication.partition import partition, partition_table
 
+    if args.input == "offline":
+        from srlib.duplication.corpus import CorpusConfig, make_corpus
+
+        config = CorpusConfig(size=args.size, scanned_files=args.scanned_files, seed=args.seed)
+        return make_corpus(config)
     if args.format == "secretbench":
         if not args.files_root:
             raise SrlibError("--files-root is required with --format secretbench")
-        records = secretdata.load_secretbench(args.input, args.files_root)
-    else:
-        records = secretdata.load_records(args.input)
+        return secretdata.load_secretbench(args.input, args.files_root)
+    return secretdata.load_records(args.input)
+
+
+def _dedup(args: argparse.Namespace) -> int:
+    from srlib.duplication.partition import partition, partition_table
+
+    records = _records(args)
     contexts = [r.context(args.window) for r in records]
     languages = [r.language for r in records]
     if args.scheduler:
@@ -83,6 +94,41 @@ def _dedup(args: argparse.Namespace) -> int:
         parts.insert(0, "id", [r.id for r in records])
         parts["label"] = [r.label for r in records]
         parts.to_csv(args.output, index=False)
+    return 0
+
+
+def _dedup_evaluate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from srlib.duplication import study
+    from srlib.duplication.scenarios import leakage_table
+
+    if args.profile not in study.PROFILES:
+        raise SrlibError(f"unknown profile {args.profile!r}; choose from {sorted(study.PROFILES)}")
+    changes = {"seed": args.seed}
+    if args.models:
+        changes["models"] = tuple(args.models)
+    if args.folds:
+        changes["k"] = args.folds
+    if args.encoder:
+        changes["encoder"] = args.encoder
+    config = study.PROFILES[args.profile].replace(**changes)
+    unknown = set(config.models) - set(study.MODELS)
+    if unknown:
+        raise SrlibError(f"unknown model(s) {sorted(unknown)}; choose from {study.MODELS}")
+    records = _records(args)
+    prepared = study.prepare(records, config, args.window, args.method, progress=True)
+    print(leakage_table(prepared.folds, prepared.contexts, prepared.languages).to_string())
+    results = study.run_study(prepared.data, prepared.folds, config, args.out)
+    out = Path(args.out)
+    tables = {
+        "summary": study.summary(results),
+        "t-tests": study.t_tests(results),
+        "mcc-drop": study.mcc_drop(results),
+    }
+    for name, table in tables.items():
+        table.to_csv(out / f"{name}.csv")
+        print(f"\n{name}\n{table.to_string()}")
     return 0
 
 
@@ -109,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="use each run's quick parameters")
     p.add_argument("--only", nargs="+", help="notebook names (stems) to execute")
     p.add_argument("--force", action="store_true", help="re-execute up-to-date notebooks too")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="chapters executed side by side (one kernel each)"
+    )
     p.add_argument("--no-build", action="store_true", help="execute only, skip jupyter-book")
     p.set_defaults(func=_book)
 
@@ -136,16 +185,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.set_defaults(func=_serve)
 
+    def secrets_input(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "input", help="JSONL secret records, a SecretBench CSV, or 'offline' (generated)"
+        )
+        p.add_argument("--format", choices=("records", "secretbench"), default="records")
+        p.add_argument("--files-root", help="folder of the files a SecretBench CSV points to")
+        p.add_argument("--size", type=int, default=20_000, help="records of the offline corpus")
+        p.add_argument(
+            "--scanned-files", type=int, default=1500, help="files the offline corpus scans"
+        )
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--window", type=int, default=200, help="context characters per side")
+        p.add_argument("--method", choices=("lsh", "exhaustive"), default="lsh")
+
     p = command("dedup", "exact / near-duplicate / unique partition of secrets")
-    p.add_argument("input", help="JSONL secret records, or a SecretBench CSV")
-    p.add_argument("--format", choices=("records", "secretbench"), default="records")
-    p.add_argument("--files-root", help="folder of the files a SecretBench CSV points to")
-    p.add_argument("--window", type=int, default=200, help="context characters per side")
-    p.add_argument("--method", choices=("lsh", "exhaustive"), default="lsh")
+    secrets_input(p)
     p.add_argument("--scheduler", help="a Dask scheduler address: run the partition there")
     p.add_argument("--output", help="write one row per secret (no secret values) to this CSV")
     p.set_defaults(func=_dedup)
 
+    p = command(
+        "dedup evaluate",
+        "secret detectors under the mixed / near-duplicate / unique scenarios (k folds)",
+    )
+    secrets_input(p)
+    p.add_argument("--out", required=True, help="folder for folds, per-fold results, tables")
+    p.add_argument("--profile", default="cpu", help="cpu (default), quick or gpu")
+    p.add_argument("--models", nargs="+", help="a subset of the detector families")
+    p.add_argument("--folds", type=int, help="folds per scenario (profile default: 5)")
+    p.add_argument("--encoder", help="HF encoder folder or cached id (default all-MiniLM-L6-v2)")
+    p.set_defaults(func=_dedup_evaluate)
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["dedup", "evaluate"]:  # a sub-command of dedup, registered as one word
+        argv = ["dedup evaluate", *argv[2:]]
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -3,6 +3,7 @@ packages, the real code that is on every machine (training text, overlap audits)
 
 from __future__ import annotations
 
+import functools
 import sysconfig
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -12,7 +13,13 @@ SCOPES = ("stdlib", "purelib", "platlib")
 
 def python_files(scopes: Sequence[str] = SCOPES, exclude_parts: Sequence[str] = ()) -> list[Path]:
     """Sorted ``.py`` files under the ``sysconfig`` paths named by ``scopes`` (each folder
-    once), leaving out files with any of ``exclude_parts`` among their path components."""
+    once), leaving out files with any of ``exclude_parts`` among their path components.
+    The walk is done once per process and arguments; each call gets its own list."""
+    return list(_python_files(tuple(scopes), tuple(exclude_parts)))
+
+
+@functools.lru_cache(maxsize=8)
+def _python_files(scopes: tuple[str, ...], exclude_parts: tuple[str, ...]) -> tuple[Path, ...]:
     unknown = set(scopes) - set(SCOPES)
     if unknown:
         raise ValueError(f"unknown scope(s) {sorted(unknown)}; choose from {SCOPES}")
@@ -25,7 +32,7 @@ def python_files(scopes: Sequence[str] = SCOPES, exclude_parts: Sequence[str] = 
         files += [
             f for f in sorted(root.rglob("*.py")) if not skip & set(f.relative_to(root).parts)
         ]
-    return list(dict.fromkeys(files))
+    return tuple(dict.fromkeys(files))
 
 
 def read_texts(files: Sequence[Path]) -> Iterator[tuple[Path, str]]:
@@ -53,3 +60,64 @@ def text_files(scopes: Sequence[str] = ("purelib", "platlib")) -> list[Path]:
             if wanted and f.suffix not in (".py", ".pyc", ".so") and f.is_file():
                 found.append(f)
     return list(dict.fromkeys(found))
+
+
+LANGUAGES = {
+    ".py": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".java": "java",
+    ".php": "php",
+    ".rb": "ruby",
+    ".cs": "c#",
+    ".cpp": "c++",
+    ".hpp": "c++",
+    ".cc": "c++",
+    ".go": "go",
+    ".c": "c",
+    ".h": "c",
+    ".pl": "perl",
+    ".pm": "perl",
+    ".sh": "shell",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".toml": "toml",
+    ".ini": "ini",
+    ".cfg": "ini",
+}
+"""File suffix → language, for the files ``source_files`` gathers."""
+
+SOURCE_ROOTS = ("/usr/include", "/usr/share/perl", "/usr/share/perl5", "/usr/lib/node_modules")
+
+
+def language(path: str | Path) -> str:
+    """The language of a file by its suffix (``LANGUAGES``), else the bare suffix."""
+    suffix = Path(path).suffix.lower()
+    return LANGUAGES.get(suffix, suffix.lstrip("."))
+
+
+def source_files(
+    roots: Sequence[str] = SOURCE_ROOTS, scopes: Sequence[str] = SCOPES
+) -> dict[str, list[Path]]:
+    """This machine's source and configuration files other than Python, by language: every
+    file with a ``LANGUAGES`` suffix under ``roots`` and the ``sysconfig`` folders of
+    ``scopes`` (installed packages ship JavaScript, C headers, YAML, JSON ...), sorted. The
+    walk is done once per process and arguments; each call gets its own lists."""
+    found = _source_files(tuple(roots), tuple(scopes))
+    return {lang: list(files) for lang, files in found.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _source_files(roots: tuple[str, ...], scopes: tuple[str, ...]) -> dict[str, tuple]:
+    paths = sysconfig.get_paths()
+    folders = dict.fromkeys([*map(Path, roots), *(Path(paths[s]) for s in scopes)])
+    found: dict[str, list[Path]] = {}
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for f in sorted(folder.rglob("*")):
+            lang = LANGUAGES.get(f.suffix.lower())
+            if lang and lang != "python" and f.is_file():
+                found.setdefault(lang, []).append(f)
+    return {lang: tuple(dict.fromkeys(files)) for lang, files in sorted(found.items())}

@@ -63,6 +63,36 @@ def test_failing_notebook_names_itself_and_keeps_partial_output(tmp_path):
     assert (tmp_path / book.EXECUTED / "bad.partial.ipynb").exists()
 
 
+def test_jobs_run_side_by_side_after_what_they_read_and_stop_at_a_failure(tmp_path):
+    import time
+
+    stamp = "import time; open('{name}', 'w').write(str(time.time())); time.sleep(1.5)"
+    for name in ("a", "b", "c"):
+        notebook(tmp_path / "notebooks" / f"{name}.ipynb", stamp.format(name=name))
+    (tmp_path / "runs.yml").write_text(
+        "- notebook: notebooks/a.ipynb\n- notebook: notebooks/b.ipynb\n"
+        "- notebook: notebooks/c.ipynb\n  after: [a]\n"
+    )
+    start = time.time()
+    outputs = book.execute(tmp_path, jobs=2)
+    started = {n: float((tmp_path / n).read_text()) for n in "abc"}
+    assert [o.stem for o in outputs] == ["a", "b", "c"]
+    assert abs(started["a"] - started["b"]) < 1.0  # side by side
+    assert started["c"] >= started["a"] + 1.5  # after the run it reads
+    assert time.time() - start < 3 * 1.5 + 10
+    (tmp_path / "runs.yml").write_text("- notebook: notebooks/a.ipynb\n  after: [z]\n")
+    with pytest.raises(ValueError, match="comes after"):
+        book.read_runs(tmp_path / "runs.yml")
+    notebook(tmp_path / "notebooks" / "bad.ipynb", "raise ValueError('boom')")
+    (tmp_path / "runs.yml").write_text(
+        "- notebook: notebooks/bad.ipynb\n- notebook: notebooks/c.ipynb\n  after: [bad]\n"
+    )
+    (tmp_path / "c").unlink()
+    with pytest.raises(book.NotebookFailed, match="boom"):
+        book.execute(tmp_path, jobs=2, force=True)
+    assert not (tmp_path / "c").exists()  # never started after the failure
+
+
 def test_stored_notebooks_have_no_outputs_and_a_parameters_cell():
     runs = book.read_runs(ROOT / "runs.yml")
     listed = {r.notebook.name for r in runs}
@@ -87,7 +117,7 @@ def quick_book(tmp_path_factory, quick_testbed_cache):
         shutil.copy(ROOT / name, root / name)
     for folder in ("notebooks", "book"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("_executed"))
-    outputs = book.execute(root, quick=True, force=True)
+    outputs = book.execute(root, quick=True, force=True, jobs=2)
     return root, outputs, book.build(root)
 
 

@@ -116,7 +116,13 @@ def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
     from srlib.testbed.report import memorisation_table
 
     config = profile(
-        "quick", base_model=str(tiny_model_dir), block_size=64, limit=6, code_to_text_sweep=()
+        "quick",
+        base_model=str(tiny_model_dir),
+        block_size=64,
+        limit=6,
+        code_to_text_sweep=(),
+        exposure_sweep=(),
+        paraphrase=False,
     )
     tb = build(config, tmp_path, progress=False)
     assert tb.base == tiny_model_dir and tb.base_losses == []

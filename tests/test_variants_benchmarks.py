@@ -18,22 +18,22 @@ pytestmark = pytest.mark.slow
 def test_every_rename_variant_is_byte_exact(benchmark):
     samples = load_benchmark(benchmark)
     sets = make_variants_many(
-        samples, 5, kinds=("function", "variable"), validate=False, progress=False
+        samples, 3, kinds=("function", "variable"), validate=False, progress=False
     )
     checked = 0
     for sample, variants in zip(samples, sets, strict=True):
         for v in variants:
             assert rename_problems(sample, v, v.renames) == [], v.id
             checked += 1
-    assert checked >= 4.5 * len(samples)
+    assert checked >= 2.7 * len(samples)
 
 
 def test_humaneval_all_kinds_yield_and_every_kept_variant_passes():
     samples = load_benchmark("humaneval")
-    sets = make_variants_many(samples, 5, progress=False)
-    full = sum(len(vs) == 5 for vs in sets)
+    sets = make_variants_many(samples, 3, progress=False)
+    full = sum(len(vs) == 3 for vs in sets)
     assert full >= 0.95 * len(samples)
-    assert all(vs.reasons for vs in sets if len(vs) < 5)
+    assert all(vs.reasons for vs in sets if len(vs) < 3)
     kept = [v for vs in sets for v in vs]
     again = random.Random(0).sample(kept, 200)
     assert all(r.passed for r in run_programs([v.program() for v in again], progress=False))

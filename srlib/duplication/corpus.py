@@ -3,8 +3,10 @@
 What it is made of, all on this machine:
 
 - **real candidates**: what a real scanner (Yelp's detect-secrets, default plugins) reports in
-  real source files (the Python standard library and installed packages); in library code
-  these are false positives — hashes, test vectors, example keys — and are labelled so;
+  real files — the Python standard library and installed packages, and (``other_share``)
+  this machine's JavaScript, C/C++ headers, Perl, shell and YAML/JSON/TOML/INI files, each
+  record tagged with its file's language; in such code these are false positives — hashes,
+  test vectors, example keys — and are labelled so;
 - **true secrets**: values generated in real formats (AWS, GitHub, Slack, Stripe, Google
   keys, private keys, passwords, database URLs, JWTs) — random, never real — inserted as one
   new line (``NAME = "value"`` in the file's own style) at a line boundary of a real file;
@@ -17,8 +19,8 @@ another "repository": an exact duplicate of its context), or copy-pasted with a 
 proportions SecretBench shows (69.3% exact, 8.7% near, 22.0% unique, 15.5% true secrets);
 the partition measures what they become (near duplicates also arise among scanner
 candidates of one file, hence a nominal near share below the target). It stands in for the
-*structure* of SecretBench — duplication, context windows, label balance — not for its
-secrets, languages or repositories.
+*structure* of SecretBench — duplication, context windows, label balance, several languages —
+not for its secrets or repositories.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import string
 from dataclasses import dataclass
 
 from srlib.duplication.secretdata import SecretRecord
-from srlib.localfiles import python_files, read_texts
+from srlib.localfiles import language, python_files, read_texts, source_files
 
 
 @dataclass
@@ -42,6 +44,9 @@ class CorpusConfig:
     #                           file add more, so the measured share lands near 8.7%
     true_share: float = 0.155  # true secrets among the distinct records
     scanned_files: int = 1500  # real files scanned for real candidates
+    other_share: float = 0.4  # files drawn from other languages than Python (JavaScript,
+    #                           C/C++ headers, Perl, shell, YAML/JSON/TOML/INI ...), evenly
+    #                           over the languages present (``localfiles.source_files``)
     seed: int = 0
 
 
@@ -96,18 +101,39 @@ NAMES = [
 ]
 
 
+STYLES = {
+    ".json": '{}"{}": "{}",\n',
+    ".yml": "{}{}: {}\n",
+    ".yaml": "{}{}: {}\n",
+    ".toml": '{}{} = "{}"\n',
+    ".ini": "{}{} = {}\n",
+    ".cfg": "{}{} = {}\n",
+    ".sh": "{}export {}={}\n",
+    ".js": '{}const {} = "{}";\n',
+    ".mjs": '{}const {} = "{}";\n',
+    ".php": '{}${} = "{}";\n',
+    ".pl": '{}my ${} = "{}";\n',
+    ".pm": '{}my ${} = "{}";\n',
+    ".c": '{}#define {} "{}"\n',
+    ".h": '{}#define {} "{}"\n',
+    ".cpp": '{}const char* {} = "{}";\n',
+    ".hpp": '{}const char* {} = "{}";\n',
+    ".cc": '{}const char* {} = "{}";\n',
+    ".java": '{}String {} = "{}";\n',
+    ".cs": '{}string {} = "{}";\n',
+    ".go": '{}{} := "{}"\n',
+    ".rb": '{}{} = "{}"\n',
+}
+"""How an assignment of a string looks in each file type (default: Python's)."""
+
+
 def _insert(text: str, name: str, value: str, suffix: str, rng: random.Random):
     """Put ``NAME = "value"`` on a new line of ``text`` in the file's style; returns the new
     text and the value's span."""
     lines = text.splitlines(keepends=True)
     at = rng.randrange(len(lines) + 1)
     indent = re.match(r"[ \t]*", lines[at - 1]).group() if 0 < at <= len(lines) else ""
-    style = {
-        ".json": '{}"{}": "{}",\n',
-        ".yml": "{}{}: {}\n",
-        ".yaml": "{}{}: {}\n",
-        ".sh": "{}export {}={}\n",
-    }.get(suffix, '{}{} = "{}"\n')
+    style = STYLES.get(suffix, '{}{} = "{}"\n')
     line = style.format(indent, name, value)
     before = "".join(lines[:at])
     if before and not before.endswith(("\n", "\r")):
@@ -116,11 +142,29 @@ def _insert(text: str, name: str, value: str, suffix: str, rng: random.Random):
     return before + line + "".join(lines[at:]), start, start + len(value)
 
 
-def _sample_files(rng: random.Random, k: int) -> list[tuple[str, str]]:
-    """``k`` random readable files of this machine's Python sources (200 B to 200 kB)."""
-    paths = python_files()
-    rng.shuffle(paths)
+def _sample_files(rng: random.Random, k: int, other_share: float) -> list[tuple[str, str]]:
+    """``k`` random readable files of this machine (200 B to 200 kB): Python sources, and a
+    share ``other_share`` of other languages, each language equally likely."""
+    python = python_files()
+    rng.shuffle(python)
+    others = source_files()
+    for files in others.values():
+        rng.shuffle(files)
+    n_other = round(k * other_share) if others else 0
+    picks = [rng.choice(sorted(others)) for _ in range(n_other)]
+    wanted = {lang: picks.count(lang) for lang in others}
+    out = _readable(python, k - n_other)
+    for lang, files in others.items():
+        out += _readable(files, wanted[lang])
+    rng.shuffle(out)
+    return out
+
+
+def _readable(paths: list, k: int) -> list[tuple[str, str]]:
+    """The first ``k`` of ``paths`` that read as UTF-8 text of 200 B to 200 kB."""
     out = []
+    if k <= 0:
+        return out
     for path, text in read_texts(paths):
         if 200 < len(text) < 200_000:
             out.append((str(path), text))
@@ -139,8 +183,8 @@ def _scan(files: list[tuple[str, str]]) -> list[SecretRecord]:
         for name, text in files:
             pos = 0
             for line in text.splitlines(keepends=True):
-                for found in scan_line(line.rstrip("\n")):
-                    value = found.secret_value or ""
+                found_here = [(f.secret_value or "", f.type) for f in scan_line(line.rstrip("\n"))]
+                for value, kind in sorted(found_here):  # the scanner returns a set: sort
                     col = line.find(value) if value else -1
                     if col >= 0 and len(value) >= 8:
                         out.append(
@@ -150,17 +194,13 @@ def _scan(files: list[tuple[str, str]]) -> list[SecretRecord]:
                                 pos + col,
                                 pos + col + len(value),
                                 False,
-                                _lang(name),
-                                found.type,
+                                language(name),
+                                kind,
                                 repo=name,
                             )
                         )
                 pos += len(line)
     return out
-
-
-def _lang(name: str) -> str:
-    return "python" if name.endswith(".py") else name.rsplit(".", 1)[-1]
 
 
 def _near_copy(rec: SecretRecord, rng: random.Random, window: int = 200) -> SecretRecord | None:
@@ -194,7 +234,8 @@ def make_corpus(config: CorpusConfig | None = None) -> list[SecretRecord]:
     """Generate the corpus (deterministic for a given config)."""
     cfg = config or CorpusConfig()
     rng = random.Random(cfg.seed)
-    files = _sample_files(rng, cfg.scanned_files + 2000)
+    hosts = min(2000, cfg.size)  # files the inserted candidates are put into
+    files = _sample_files(rng, cfg.scanned_files + hosts, cfg.other_share)
     scanned = _scan(files[: cfg.scanned_files])
     n_exact = round(cfg.size * cfg.exact_share)
     n_groups = max(1, round(n_exact / 9.9))  # SecretBench: 67,523 in 6,837 groups
@@ -210,7 +251,7 @@ def make_corpus(config: CorpusConfig | None = None) -> list[SecretRecord]:
             name, text = rng.choice(files)
             suffix = "." + name.rsplit(".", 1)[-1]
             text, start, end = _insert(text, rng.choice(NAMES), pool[kind](rng), suffix, rng)
-            base.append(SecretRecord("", text, start, end, k < n_true, _lang(name), kind, name))
+            base.append(SecretRecord("", text, start, end, k < n_true, language(name), kind, name))
         else:
             base.append(scanned.pop())
     rng.shuffle(base)

@@ -143,9 +143,9 @@ class HFModel:
         return out
 
     def _score_batch(self, batch):
+        """(log p of each token, μ, σ²) for the scored part of each window in the batch."""
         import torch
 
-        """(log p of each token, μ, σ²) for the scored part of each window in the batch."""
         width = max(len(w) for _, _, w, _ in batch)
         pad = self.tokenizer.pad_token_id
         input_ids = torch.tensor([w + [pad] * (width - len(w)) for _, _, w, _ in batch])

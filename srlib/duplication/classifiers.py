@@ -1,0 +1,226 @@
+"""The study's secret detectors, each behind one small interface (``Detector``): fit on a
+training fold with its validation split, predict a test fold. Here: a Random Forest tuned by
+differential evolution and a two-layer LSTM; the transformer encoders are in
+``srlib.duplication.encoders``. Every detector is seeded, so a fold gives the same result
+whenever it is run."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import differential_evolution
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics import f1_score
+
+from srlib.duplication.features import Dataset
+
+
+class Detector(Protocol):
+    """A secret detector: ``fit`` on train (validation for tuning and early stopping),
+    ``predict`` booleans (true secret) for other rows of the same ``Dataset``."""
+
+    name: str
+
+    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> Detector: ...
+
+    def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray: ...
+
+
+# --- Random Forest tuned by differential evolution ---------------------------------------
+
+RF_BOUNDS = {
+    "n_estimators": (20, 300),
+    "max_depth": (2, 60),
+    "min_samples_split": (2, 20),
+    "min_samples_leaf": (1, 10),
+    "max_features": (0.01, 0.5),  # share of the features tried per split
+}
+"""The hyper-parameters DE searches (the study's five), with their bounds."""
+
+
+@dataclass
+class RandomForestDE:
+    """scikit-learn's Random Forest on TF-IDF character 3–5-grams of the masked context
+    (``max_tfidf`` most frequent) plus the numeric features; its five hyper-parameters are
+    chosen by ``scipy.optimize.differential_evolution`` on validation F1. ``maxiter`` and
+    ``popsize`` are the budget (fits = (maxiter + 1) · popsize · 5); ``params`` skips the
+    search (e.g. to reuse the values found on another fold)."""
+
+    maxiter: int = 2
+    popsize: int = 2
+    max_tfidf: int = 4000
+    seed: int = 0
+    n_jobs: int = -1
+    params: dict | None = None
+    max_trees: int = RF_BOUNDS["n_estimators"][1]  # the search's upper bound on trees
+    name: str = "Random Forest"
+
+    def _features(self, data: Dataset, rows: np.ndarray):
+        text = self.vectorizer.transform([data.texts[i] for i in rows])
+        return sparse.hstack([text, sparse.csr_matrix(data.numeric[rows])]).tocsr()
+
+    def _forest(self, params: dict) -> RandomForestClassifier:
+        return RandomForestClassifier(
+            **params, class_weight="balanced", random_state=self.seed, n_jobs=self.n_jobs
+        )
+
+    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> RandomForestDE:
+        """Tune on (train, val) unless ``params`` are given, then fit on train."""
+        self.vectorizer = TfidfVectorizer(
+            analyzer="char_wb", ngram_range=(3, 5), max_features=self.max_tfidf, sublinear_tf=True
+        ).fit([data.texts[i] for i in train])
+        x_train, y_train = self._features(data, train), data.labels[train]
+        if self.params is None:
+            x_val, y_val = self._features(data, val), data.labels[val]
+
+            def loss(vector: np.ndarray) -> float:
+                forest = self._forest(_rf_params(vector)).fit(x_train, y_train)
+                return -f1_score(y_val, forest.predict(x_val), zero_division=0)
+
+            bounds = dict(RF_BOUNDS, n_estimators=(RF_BOUNDS["n_estimators"][0], self.max_trees))
+            found = differential_evolution(
+                loss,
+                list(bounds.values()),
+                maxiter=self.maxiter,
+                popsize=self.popsize,
+                seed=self.seed,
+                polish=False,
+                integrality=[True, True, True, True, False],
+            )
+            self.params = _rf_params(found.x)
+        self.forest = self._forest(self.params).fit(x_train, y_train)
+        return self
+
+    def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
+        """True secret or not, per row."""
+        return self.forest.predict(self._features(data, rows)).astype(bool)
+
+
+def _rf_params(vector: np.ndarray) -> dict:
+    """DE's vector as RandomForestClassifier keyword arguments."""
+    out = {}
+    for (name, _), value in zip(RF_BOUNDS.items(), vector, strict=True):
+        out[name] = float(value) if name == "max_features" else int(round(value))
+    return out
+
+
+# --- two-layer LSTM ---------------------------------------------------------------------
+
+
+def positive_weight(labels: np.ndarray):
+    """The loss weight of true secrets, negatives / positives: the neural detectors' loss is
+    balanced, as the Random Forest's ``class_weight="balanced"`` is (true secrets are rare)."""
+    import torch
+
+    positives = max(int(labels.sum()), 1)
+    return torch.tensor((len(labels) - positives) / positives, dtype=torch.float32)
+
+
+_TOKEN = re.compile(r"<SECRET[^>]*>|\w+|[^\w\s]")
+
+
+def tokens(text: str) -> list[str]:
+    """Word, punctuation and shape tokens of a masked context (the shape token kept whole)."""
+    return _TOKEN.findall(text)
+
+
+@dataclass
+class LSTMDetector:
+    """Embedding → two stacked LSTM layers (``units``, then ``units // 2``) with dropout →
+    sigmoid, over the masked context's tokens (vocabulary from the training fold). Trained
+    with Adam on the balanced loss for ``epochs``; the epoch with the best validation F1 is
+    kept. The study's grid is units 128/192/256 × epochs 5/10/20; the CPU default is
+    smaller."""
+
+    units: int = 64
+    epochs: int = 6
+    embedding: int = 64
+    dropout: float = 0.2
+    max_tokens: int = 128
+    vocab_size: int = 8000
+    batch_size: int = 64
+    lr: float = 2e-3
+    seed: int = 0
+    name: str = "LSTM"
+
+    def _encode(self, data: Dataset, rows: np.ndarray):
+        import torch
+
+        ids = np.zeros((len(rows), self.max_tokens), dtype=np.int64)  # 0: padding
+        for k, i in enumerate(rows):
+            toks = tokens(data.texts[i])
+            if len(toks) > self.max_tokens:  # keep the window around the secret's shape
+                centre = next((j for j, t in enumerate(toks) if t.startswith("<SECRET")), 0)
+                start = max(0, min(centre - self.max_tokens // 2, len(toks) - self.max_tokens))
+                toks = toks[start : start + self.max_tokens]
+            seq = [self.vocab.get(t, 1) for t in toks]  # 1: unknown
+            ids[k, : len(seq)] = seq
+        return torch.from_numpy(ids)
+
+    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> LSTMDetector:
+        """Vocabulary, then ``epochs`` of training; keeps the best epoch on validation F1."""
+        import torch
+
+        torch.manual_seed(self.seed)
+        counts = Counter(t for i in train for t in tokens(data.texts[i]))
+        common = [t for t, c in counts.most_common(self.vocab_size) if c >= 2]
+        self.vocab = {t: k + 2 for k, t in enumerate(common)}
+        self.net = _LSTMNet(len(self.vocab) + 2, self.embedding, self.units, self.dropout)
+        x, y = self._encode(data, train), torch.tensor(data.labels[train], dtype=torch.float32)
+        optimiser = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        generator = torch.Generator().manual_seed(self.seed)
+        weight = positive_weight(data.labels[train])
+        best, best_state = -1.0, None
+        for _ in range(self.epochs):
+            self.net.train()
+            for batch in torch.randperm(len(train), generator=generator).split(self.batch_size):
+                optimiser.zero_grad()
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    self.net(x[batch]), y[batch], pos_weight=weight
+                )
+                loss.backward()
+                optimiser.step()
+            score = f1_score(data.labels[val], self.predict(data, val), zero_division=0)
+            if score > best:
+                best = score
+                best_state = {k: v.clone() for k, v in self.net.state_dict().items()}
+        self.net.load_state_dict(best_state)
+        return self
+
+    def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
+        """True secret or not, per row (probability above 0.5)."""
+        import torch
+
+        self.net.eval()
+        with torch.inference_mode():
+            logits = torch.cat([self.net(b) for b in self._encode(data, rows).split(256)])
+        return (logits > 0).numpy()
+
+
+def _LSTMNet(vocab: int, embedding: int, units: int, dropout: float):
+    """The network: embedding, LSTM(units), dropout, LSTM(units // 2), dropout, linear."""
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = torch.nn.Embedding(vocab, embedding, padding_idx=0)
+            self.first = torch.nn.LSTM(embedding, units, batch_first=True)
+            self.second = torch.nn.LSTM(units, max(units // 2, 1), batch_first=True)
+            self.drop = torch.nn.Dropout(dropout)
+            self.out = torch.nn.Linear(max(units // 2, 1), 1)
+
+        def forward(self, ids):
+            lengths = (ids != 0).sum(1).clamp_min(1)
+            h, _ = self.first(self.embed(ids))
+            h, _ = self.second(self.drop(h))
+            last = h[torch.arange(len(ids)), lengths - 1]  # the last real token's state
+            return self.out(self.drop(last)).squeeze(-1)
+
+    return Net()

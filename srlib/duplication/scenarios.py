@@ -1,0 +1,169 @@
+"""The study's three evaluation scenarios (§III-D) as fixed, seeded k-fold splits, made once
+and shared by every model:
+
+- **mixed**: every sample, duplicates included, in train and test (a random split of the
+  raw dataset, as most evaluations do);
+- **near-duplicate**: only ``C_dedup`` (unique ∪ near ∪ exact representatives): exact copies
+  are gone, near duplicates may still straddle train and test;
+- **unique**: test folds only from ``C_unique``; training on ``C_exact ∪ C_near`` plus the
+  unique samples outside the test fold. The partition looks for near pairs only outside
+  ``C_exact``, so unique samples that are near an exact group's representative are kept out
+  of the test pool (they train), and ``duplicated_in_train`` checks that no test context has
+  an exact or near duplicate in its training fold.
+
+Every training fold holds out ``val_share`` of itself (stratified) for validation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedKFold, train_test_split
+
+from srlib.duplication.contexts import Context
+from srlib.duplication.neardup import exhaustive_pairs, lsh_pairs
+from srlib.duplication.partition import fingerprints
+
+SCENARIOS = ("mixed", "near-duplicate", "unique")
+ROLES = ("train", "val", "test")
+
+
+class LeakingSplit(AssertionError):
+    """A test context has an exact or near duplicate in its training fold."""
+
+
+def _near_pairs(contexts, languages, method: str, t0=0.8, t1=0.7, min_tokens=3):
+    """Near-duplicate pairs among ``contexts`` (the partition's rule and method)."""
+    fps = fingerprints(contexts, languages)
+    if method == "exhaustive":
+        return exhaustive_pairs(fps, t0, t1, min_tokens)
+    return lsh_pairs(fps, t0, t1, min_tokens)[0]
+
+
+def duplicated_in_train(
+    contexts: Sequence[Context],
+    test: np.ndarray,
+    train: np.ndarray,
+    languages: Sequence[str] | None = None,
+    method: str = "lsh",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which test samples have an exact duplicate (same context) and which a near duplicate
+    (Allamanis's rule) among the training samples: two boolean arrays over ``test``."""
+    texts = [c.text for c in contexts]
+    train_texts = {texts[i] for i in train}
+    exact = np.array([texts[i] in train_texts for i in test], dtype=bool)
+    first = {}  # one training sample per distinct context is enough for near pairs
+    for i in train:
+        first.setdefault(texts[i], i)
+    pool = np.concatenate([np.asarray(test, dtype=int), np.fromiter(first.values(), int)])
+    langs = [languages[i] for i in pool] if languages else None
+    pairs = _near_pairs([contexts[i] for i in pool], langs, method)
+    near = np.zeros(len(test), dtype=bool)
+    for a, b in pairs:
+        if (a < len(test)) != (b < len(test)):
+            near[min(a, b)] = True
+    return exact, near
+
+
+def unique_test_pool(
+    contexts: Sequence[Context],
+    parts: pd.DataFrame,
+    languages: Sequence[str] | None = None,
+    method: str = "lsh",
+) -> np.ndarray:
+    """Indices of ``C_unique`` samples with no near duplicate among the exact groups'
+    representatives: the samples the unique scenario may test on."""
+    unique = np.flatnonzero(parts.part.to_numpy() == "unique")
+    reps = np.flatnonzero(parts.representative.to_numpy())
+    _, near = duplicated_in_train(contexts, unique, reps, languages, method)
+    return unique[~near]
+
+
+def make_folds(
+    labels: Sequence[bool],
+    parts: pd.DataFrame,
+    contexts: Sequence[Context],
+    languages: Sequence[str] | None = None,
+    k: int = 5,
+    val_share: float = 0.1,
+    seed: int = 0,
+    method: str = "lsh",
+    check: bool = True,
+) -> pd.DataFrame:
+    """The folds of every scenario: one row per (scenario, fold, sample) with its ``role``
+    (train / val / test). With ``check``, the unique scenario is verified leak-free
+    (``LeakingSplit`` otherwise)."""
+    y = np.asarray(labels, dtype=bool)
+    n = len(y)
+    if len(parts) != n or len(contexts) != n:
+        raise ValueError(f"{n} labels, {len(parts)} partition rows, {len(contexts)} contexts")
+    dedup = np.flatnonzero(parts.dedup.to_numpy())
+    pool = unique_test_pool(contexts, parts, languages, method)
+    plans = {
+        "mixed": (np.arange(n), np.zeros(0, int)),
+        "near-duplicate": (dedup, np.zeros(0, int)),
+        "unique": (pool, np.setdiff1d(np.arange(n), pool)),
+    }
+    frames = []
+    for scenario, (testable, train_only) in plans.items():
+        counts = np.bincount(y[testable].astype(int), minlength=2)
+        if counts.min() < k:
+            raise ValueError(
+                f"{scenario}: {counts[1]} true and {counts[0]} false samples can test; "
+                f"{k} folds need at least {k} of each"
+            )
+        folds = StratifiedKFold(k, shuffle=True, random_state=seed)
+        for fold, (tr, te) in enumerate(folds.split(testable, y[testable])):
+            train = np.concatenate([testable[tr], train_only])
+            fit, val = train_test_split(
+                train, test_size=val_share, stratify=y[train], random_state=seed + fold
+            )
+            test = testable[te]
+            if check and scenario == "unique":
+                exact, near = duplicated_in_train(contexts, test, fit, languages, method)
+                if exact.any() or near.any():
+                    raise LeakingSplit(
+                        f"unique fold {fold}: {int(exact.sum())} test contexts with an exact "
+                        f"and {int(near.sum())} with a near duplicate in training"
+                    )
+            for role, idx in (("train", fit), ("val", val), ("test", test)):
+                frames.append(
+                    pd.DataFrame({"scenario": scenario, "fold": fold, "sample": idx, "role": role})
+                )
+    return pd.concat(frames, ignore_index=True)
+
+
+def fold_indices(folds: pd.DataFrame, scenario: str, fold: int) -> dict[str, np.ndarray]:
+    """``{"train": ..., "val": ..., "test": ...}`` sample indices of one fold."""
+    f = folds[(folds.scenario == scenario) & (folds.fold == fold)]
+    if f.empty:
+        raise ValueError(f"no fold {fold} of scenario {scenario!r} in these folds")
+    return {role: f["sample"][f.role == role].to_numpy() for role in ROLES}
+
+
+def leakage_table(
+    folds: pd.DataFrame,
+    contexts: Sequence[Context],
+    languages: Sequence[str] | None = None,
+    method: str = "lsh",
+) -> pd.DataFrame:
+    """Per scenario: samples tested, and the share of test contexts with an exact or a near
+    duplicate in their training fold (over all folds)."""
+    rows = []
+    for scenario, g in folds.groupby("scenario", sort=False):
+        exact = near = tested = 0
+        for fold in sorted(g.fold.unique()):
+            idx = fold_indices(folds, scenario, fold)
+            e, n_ = duplicated_in_train(contexts, idx["test"], idx["train"], languages, method)
+            exact, near, tested = exact + e.sum(), near + (n_ & ~e).sum(), tested + len(e)
+        rows.append(
+            {
+                "scenario": scenario,
+                "test samples": tested,
+                "exact duplicate in train": exact / tested,
+                "near duplicate in train": near / tested,
+            }
+        )
+    return pd.DataFrame(rows).set_index("scenario")

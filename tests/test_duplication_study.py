@@ -1,0 +1,167 @@
+"""The duplication-impact study: leak-free unique folds, folds shared by every model, masked
+inputs that never hold a secret, resumable runs, and the command line."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from srlib.cli import main
+from srlib.duplication.contexts import Context
+from srlib.duplication.corpus import CorpusConfig, make_corpus
+from srlib.duplication.features import entropy, shape
+from srlib.duplication.partition import partition
+from srlib.duplication.scenarios import (
+    duplicated_in_train,
+    fold_indices,
+    leakage_table,
+    make_folds,
+    unique_test_pool,
+)
+from srlib.duplication.study import (
+    PROFILES,
+    mcc_drop,
+    prepare,
+    read_results,
+    run_study,
+    summary,
+    t_tests,
+)
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    """A small offline corpus, partitioned exhaustively, with its folds."""
+    records = make_corpus(CorpusConfig(size=600, scanned_files=40, seed=3))
+    config = PROFILES["quick"]
+    return records, prepare(records, config, method="exhaustive")
+
+
+def test_corpus_spans_languages_and_records_them():
+    records = make_corpus(CorpusConfig(size=300, scanned_files=30, other_share=0.6, seed=1))
+    languages = {r.language for r in records}
+    assert "python" in languages and len(languages - {"python"}) >= 2
+
+
+def test_unique_folds_never_hold_a_duplicate_of_a_test_context(prepared):
+    records, p = prepared
+    for fold in range(PROFILES["quick"].k):
+        idx = fold_indices(p.folds, "unique", fold)
+        exact, near = duplicated_in_train(
+            p.contexts, idx["test"], np.concatenate([idx["train"], idx["val"]]), p.languages,
+            "exhaustive",
+        )  # fmt: skip
+        assert not exact.any() and not near.any()
+        assert set(p.parts.part[idx["test"]]) == {"unique"}
+    leaks = leakage_table(p.folds, p.contexts, p.languages, "exhaustive")
+    assert leaks.loc["mixed", "exact duplicate in train"] > 0.3  # the raw split leaks
+    assert leaks.loc["unique"].iloc[1:].sum() == 0
+
+
+def test_unique_samples_near_an_exact_group_do_not_test():
+    body = (
+        "def handler(request):\n    token = settings.API_TOKEN\n    return client.get(url, token)"
+    )
+    contexts = [Context(body, "\n# a"), Context(body, "\n# a"), Context(body + " ", "\n# a")]
+    contexts += [Context(f"unrelated_{k} = compute_{k}(x_{k}, y_{k})", "") for k in range(3)]
+    parts = partition(contexts, method="exhaustive")
+    assert list(parts.part) == ["exact", "exact", "unique", "unique", "unique", "unique"]
+    pool = unique_test_pool(contexts, parts, method="exhaustive")
+    assert 2 not in pool and {3, 4, 5} <= set(pool)
+
+
+def test_folds_are_seeded_and_stratified(prepared):
+    records, p = prepared
+    k = PROFILES["quick"].k
+    again = make_folds(p.data.labels, p.parts, p.contexts, p.languages, k, 0.1, 0, "exhaustive")
+    pd.testing.assert_frame_equal(p.folds, again)
+    for scenario in ("mixed", "near-duplicate", "unique"):
+        tests = [set(fold_indices(p.folds, scenario, f)["test"]) for f in range(k)]
+        assert not (tests[0] & tests[1])
+        idx = fold_indices(p.folds, scenario, 0)
+        assert not set(idx["val"]) & set(idx["train"])
+
+
+def test_masked_inputs_never_hold_a_secret_value(prepared):
+    records, p = prepared
+    for r, text in zip(records, p.data.texts, strict=True):
+        c = r.context(200)
+        assert text == c.before + shape(r.secret) + c.after  # the value's place is masked
+        if r.label:  # generated secrets are random: nowhere else in the context
+            assert r.secret not in text
+    assert shape("AKIA0000") == " <SECRET len=8 A0 H1> " and entropy("aaaa") == 0.0
+    assert p.data.numeric.shape == (len(records), 7)
+
+
+def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path):
+    records, p = prepared
+    config = PROFILES["quick"].replace(models=("flag everything", "LSTM"))
+    first = run_study(p.data, p.folds, config, tmp_path / "a", progress=False)
+    assert set(first.model) == set(config.models) and first.value.between(-1, 1).all()
+    files = sorted((tmp_path / "a" / "results").glob("*.json"))
+    for f in files[::2]:
+        f.unlink()  # an interrupted run: half of the folds missing
+    again = run_study(p.data, p.folds, config, tmp_path / "a", progress=False)
+    pd.testing.assert_frame_equal(first, again)
+    with pytest.raises(ValueError, match="other folds"):
+        run_study(p.data, p.folds[p.folds.fold < 1], config, tmp_path / "a", progress=False)
+    table = summary(first)
+    assert list(table.columns) == ["precision", "recall", "f1", "mcc"]
+    flagged = first[(first.model == "flag everything") & (first.metric == "recall")]
+    assert (flagged.value == 1).all()
+    tests = t_tests(first)
+    assert {"scenario: mixed", "model: LSTM"} <= set(tests.within)
+    assert set(mcc_drop(first).index) == set(config.models)
+    assert read_results(tmp_path / "a").equals(first)
+
+
+def test_forest_and_encoders_fit_and_predict(prepared, tmp_path):
+    from srlib.duplication.classifiers import RF_BOUNDS, RandomForestDE
+    from srlib.duplication.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
+
+    records, p = prepared
+    idx = fold_indices(p.folds, "mixed", 0)
+    train, val, test = idx["train"][:120], idx["val"][:30], idx["test"][:30]
+    forest = RandomForestDE(maxiter=0, popsize=1).fit(p.data, train, val)
+    for name, (low, high) in RF_BOUNDS.items():
+        assert low <= forest.params[name] <= high
+    assert forest.predict(p.data, test).dtype == bool
+    cache = EmbeddingCache(tmp_path, max_length=32)
+    frozen = FrozenEncoderMLP(cache, epochs=2).fit(p.data, train, val)
+    assert frozen.predict(p.data, test).shape == (30,)
+    stored = sorted(cache.folder.glob("*.npy"))
+    assert len(stored) == len({p.data.texts[i] for i in range(len(p.data))})
+    again = cache.embed(p.data.texts[:5])  # from the files, nothing recomputed
+    assert sorted(cache.folder.glob("*.npy")) == stored
+    np.testing.assert_array_equal(again, frozen._x(p.data, np.arange(5)).numpy())
+    tuned = FineTunedEncoder(max_train=16, epochs=1, max_length=32, max_val=8)
+    assert tuned.fit(p.data, train, val).predict(p.data, test).shape == (30,)
+
+
+def test_cli_evaluates_without_printing_secrets(tmp_path, capsys):
+    args = ["dedup", "evaluate", "offline", "--size", "300", "--scanned-files", "30"]
+    args += ["--profile", "quick"]
+    args += ["--models", "flag everything", "--folds", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "mcc-drop" in out and (tmp_path / "summary.csv").is_file()
+    records = make_corpus(CorpusConfig(size=300, scanned_files=30))
+    assert not any(r.secret in out for r in records if len(r.secret) >= 8)
+    assert main(["dedup", "evaluate", "offline", "--out", str(tmp_path), "--profile", "x"]) == 1
+
+
+def test_scanner_findings_are_taken_in_a_fixed_order(monkeypatch):
+    import detect_secrets.core.scan as scan
+
+    from srlib.duplication import corpus
+
+    class Found:
+        def __init__(self, value, kind):
+            self.secret_value, self.type = value, kind
+
+    line = 'a = "0123456789abcdef" ; b = "fedcba9876543210"\n'
+    findings = [Found("0123456789abcdef", "Hex"), Found("fedcba9876543210", "Hex")]
+    runs = []
+    for order in (findings, findings[::-1]):  # the scanner returns a set: any order
+        monkeypatch.setattr(scan, "scan_line", lambda text, order=order: iter(order))
+        runs.append([(r.start, r.end) for r in corpus._scan([("x.py", line)])])
+    assert runs[0] == runs[1] and len(runs[0]) == 2
