@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 book: install
-	$(BIN)/srlib book
+	$(BIN)/srlib book --jobs 2
 
 book-quick: install
 	$(BIN)/srlib book --quick

@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,14 +105,14 @@ def execute(
     force: bool = False,
     jobs: int = 1,
 ) -> list[Path]:
-    """Execute the runs file's notebooks (stale ones only unless ``force``), ``jobs`` at a
-    time, each after the runs it names in ``after``; return the outputs in runs-file order.
-    The first failure is raised once the running notebooks have finished; no chapter starts
-    after a failure.
+    """Execute the runs file's notebooks (stale ones only unless ``force``), up to ``jobs``
+    at a time, each started once the runs it names in ``after`` have finished; return the
+    outputs in runs-file order. The first failure is raised once the running notebooks have
+    finished; no chapter starts after a failure.
 
     ``root`` is the book's folder (``runs.yml``, ``notebooks/``); notebooks run with it as
     their working directory."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     runs = read_runs(root / "runs.yml")
     if only:
@@ -125,28 +124,33 @@ def execute(
                 f"{', '.join(r.notebook.stem for r in runs)}"
             )
         runs = [r for r in runs if r.notebook.stem in only or r.notebook.name in only]
-    futures: dict[str, Any] = {}
-    failed = threading.Event()
-
-    def one(run: Run) -> Path | None:
-        for stem in run.after:  # earlier runs were submitted first: running or done
-            if stem in futures:
-                futures[stem].exception()
-        if failed.is_set():
-            return None  # a chapter failed: start no other
-        try:
-            return _execute_one(root, run, quick, force)
-        except BaseException:
-            failed.set()
-            raise
-
+    pending, running, done, outputs = list(runs), {}, set(), {}
+    error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for run in runs:
-            futures[run.notebook.stem] = pool.submit(one, run)
-    for future in futures.values():
-        if future.exception() is not None:
-            raise future.exception()
-    return [f.result() for f in futures.values()]
+        while pending or running:
+            ready = [r for r in pending if set(r.after) <= done | _absent(r, runs)]
+            while error is None and ready and len(running) < max(1, jobs):
+                run = ready.pop(0)
+                pending.remove(run)
+                running[pool.submit(_execute_one, root, run, quick, force)] = run
+            if not running:
+                break  # a failure left the rest unstarted
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                run = running.pop(future)
+                if future.exception() is not None:
+                    error = error or future.exception()
+                else:
+                    outputs[run.notebook.stem] = future.result()
+                    done.add(run.notebook.stem)
+    if error is not None:
+        raise error
+    return [outputs[r.notebook.stem] for r in runs]
+
+
+def _absent(run: Run, runs: list[Run]) -> set[str]:
+    """The runs ``run`` comes after that are not being executed (``only``): already there."""
+    return set(run.after) - {r.notebook.stem for r in runs}
 
 
 def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
