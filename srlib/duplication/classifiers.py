@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -113,6 +114,44 @@ def _rf_params(vector: np.ndarray) -> dict:
 # --- two-layer LSTM ---------------------------------------------------------------------
 
 
+def fit_balanced(
+    modules: list,
+    optimiser,
+    logits_of: Callable,
+    labels: np.ndarray,
+    epochs: int,
+    batch_size: int,
+    seed: int,
+    score: Callable[[], float],
+) -> None:
+    """The neural detectors' one training loop: seeded mini-batches of row positions
+    ``0..len(labels)-1``, ``logits_of(positions)`` against the class-balanced binary
+    cross-entropy, ``score()`` (validation F1) after each epoch; the ``modules`` are left
+    with the weights of the best epoch."""
+    import torch
+
+    y = torch.tensor(labels, dtype=torch.float32)
+    weight = positive_weight(labels)
+    generator = torch.Generator().manual_seed(seed)
+    best, state = -1.0, None
+    for _ in range(epochs):
+        for m in modules:
+            m.train()
+        for batch in torch.randperm(len(labels), generator=generator).split(batch_size):
+            optimiser.zero_grad()
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                logits_of(batch), y[batch], pos_weight=weight
+            )
+            loss.backward()
+            optimiser.step()
+        value = score()
+        if value > best:
+            best = value
+            state = [{k: v.clone() for k, v in m.state_dict().items()} for m in modules]
+    for m, weights in zip(modules, state, strict=True):
+        m.load_state_dict(weights)
+
+
 def positive_weight(labels: np.ndarray):
     """The loss weight of true secrets, negatives / positives: the neural detectors' loss is
     balanced, as the Random Forest's ``class_weight="balanced"`` is (true secrets are rare)."""
@@ -172,25 +211,17 @@ class LSTMDetector:
         common = [t for t, c in counts.most_common(self.vocab_size) if c >= 2]
         self.vocab = {t: k + 2 for k, t in enumerate(common)}
         self.net = _LSTMNet(len(self.vocab) + 2, self.embedding, self.units, self.dropout)
-        x, y = self._encode(data, train), torch.tensor(data.labels[train], dtype=torch.float32)
-        optimiser = torch.optim.Adam(self.net.parameters(), lr=self.lr)
-        generator = torch.Generator().manual_seed(self.seed)
-        weight = positive_weight(data.labels[train])
-        best, best_state = -1.0, None
-        for _ in range(self.epochs):
-            self.net.train()
-            for batch in torch.randperm(len(train), generator=generator).split(self.batch_size):
-                optimiser.zero_grad()
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    self.net(x[batch]), y[batch], pos_weight=weight
-                )
-                loss.backward()
-                optimiser.step()
-            score = f1_score(data.labels[val], self.predict(data, val), zero_division=0)
-            if score > best:
-                best = score
-                best_state = {k: v.clone() for k, v in self.net.state_dict().items()}
-        self.net.load_state_dict(best_state)
+        x = self._encode(data, train)
+        fit_balanced(
+            [self.net],
+            torch.optim.Adam(self.net.parameters(), lr=self.lr),
+            lambda batch: self.net(x[batch]),
+            data.labels[train],
+            self.epochs,
+            self.batch_size,
+            self.seed,
+            lambda: f1_score(data.labels[val], self.predict(data, val), zero_division=0),
+        )
         return self
 
     def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:

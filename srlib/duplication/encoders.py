@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.metrics import f1_score
 from tqdm import tqdm
 
-from srlib.duplication.classifiers import positive_weight
+from srlib.duplication.classifiers import fit_balanced
 from srlib.duplication.features import Dataset
 from srlib.models.hf import ModelNotFound, _model_folder, fingerprint
 
@@ -110,34 +110,6 @@ class EmbeddingCache:
         return np.stack([np.load(self._file(t)) for t in texts])
 
 
-def _train_head(net, x, y, x_val, y_val, epochs: int, lr: float, batch_size: int, seed: int):
-    """Adam on the balanced binary cross-entropy; the epoch with the best validation F1 is
-    kept."""
-    import torch
-
-    optimiser = torch.optim.Adam(net.parameters(), lr=lr)
-    generator = torch.Generator().manual_seed(seed)
-    weight = positive_weight(y.numpy())
-    best, state = -1.0, None
-    for _ in range(epochs):
-        net.train()
-        for batch in torch.randperm(len(x), generator=generator).split(batch_size):
-            optimiser.zero_grad()
-            logits = net(x[batch])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                logits, y[batch], pos_weight=weight
-            )
-            loss.backward()
-            optimiser.step()
-        net.eval()
-        with torch.inference_mode():
-            score = f1_score(y_val, (net(x_val) > 0).numpy(), zero_division=0)
-        if score > best:
-            best, state = score, {k: v.clone() for k, v in net.state_dict().items()}
-    net.load_state_dict(state)
-    return net
-
-
 @dataclass
 class FrozenEncoderMLP:
     """Frozen encoder, mean pooling, then an MLP with three hidden layers (``hidden``), ReLU
@@ -176,9 +148,16 @@ class FrozenEncoderMLP:
             ]
             width = size
         self.net = torch.nn.Sequential(*layers, torch.nn.Linear(width, 1), torch.nn.Flatten(0))
-        y = torch.tensor(data.labels[train], dtype=torch.float32)
-        x_val, y_val = self._x(data, val), data.labels[val]
-        _train_head(self.net, x, y, x_val, y_val, self.epochs, self.lr, self.batch_size, self.seed)
+        fit_balanced(
+            [self.net],
+            torch.optim.Adam(self.net.parameters(), lr=self.lr),
+            lambda batch: self.net(x[batch]),
+            data.labels[train],
+            self.epochs,
+            self.batch_size,
+            self.seed,
+            lambda: f1_score(data.labels[val], self.predict(data, val), zero_division=0),
+        )
         return self
 
     def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
@@ -229,28 +208,16 @@ class FineTunedEncoder:
                 {"params": self.head.parameters(), "lr": self.head_lr},
             ]
         )
-        generator = torch.Generator().manual_seed(self.seed)
-        y = torch.tensor(data.labels[train], dtype=torch.float32)
-        weight = positive_weight(data.labels[train])
-        best, state = -1.0, None
-        for _ in range(self.epochs):
-            self.model.train()
-            for batch in torch.randperm(len(train), generator=generator).split(self.batch_size):
-                optimiser.zero_grad()
-                logits = self._logits([data.texts[train[k]] for k in batch.tolist()])
-                torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, y[batch], pos_weight=weight
-                ).backward()
-                optimiser.step()
-            score = f1_score(data.labels[val], self.predict(data, val), zero_division=0)
-            if score > best:
-                best = score
-                state = (
-                    {k: v.clone() for k, v in self.model.state_dict().items()},
-                    {k: v.clone() for k, v in self.head.state_dict().items()},
-                )
-        self.model.load_state_dict(state[0])
-        self.head.load_state_dict(state[1])
+        fit_balanced(
+            [self.model, self.head],
+            optimiser,
+            lambda batch: self._logits([data.texts[train[k]] for k in batch.tolist()]),
+            data.labels[train],
+            self.epochs,
+            self.batch_size,
+            self.seed,
+            lambda: f1_score(data.labels[val], self.predict(data, val), zero_division=0),
+        )
         return self
 
     def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:

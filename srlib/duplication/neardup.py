@@ -82,6 +82,26 @@ def lsh_pairs(
     return kept, len(candidates)
 
 
+METHODS = ("lsh", "exhaustive")
+
+
+def near_pairs(
+    fps: Sequence[Fingerprint],
+    t0: float = 0.8,
+    t1: float = 0.7,
+    min_tokens: int = 1,
+    method: str = "lsh",
+    **lsh_options,
+) -> set[tuple[int, int]]:
+    """The pairs the rule keeps, by ``method``: "lsh" (fast, candidates verified) or
+    "exhaustive" (all pairs, the reference)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be 'lsh' or 'exhaustive', got {method!r}")
+    if method == "exhaustive":
+        return exhaustive_pairs(fps, t0, t1, min_tokens)
+    return lsh_pairs(fps, t0, t1, min_tokens, **lsh_options)[0]
+
+
 def clusters(n: int, pairs: set[tuple[int, int]]) -> np.ndarray:
     """Connected components of the pair graph: a cluster label per item (union-find)."""
     if not pairs:

@@ -16,7 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from srlib.duplication.contexts import Context
-from srlib.duplication.neardup import Fingerprint, clusters, exhaustive_pairs, lsh_pairs
+from srlib.duplication.neardup import METHODS, Fingerprint, clusters, near_pairs
 from srlib.duplication.tokens import context_tokens
 
 PARTS = ("unique", "exact", "near")
@@ -51,17 +51,14 @@ def partition(
     ``near_cluster`` (-1 if none), ``part`` (exact / near / unique) and ``dedup``
     (member of C_dedup). Contexts with fewer than ``min_tokens`` distinct identifier/literal
     tokens are too short to call near duplicates."""
-    if method not in ("lsh", "exhaustive"):
+    if method not in METHODS:
         raise ValueError(f"method must be 'lsh' or 'exhaustive', got {method!r}")
     texts = [c.text if isinstance(c, Context) else c for c in contexts]
     exact, codes, representative = exact_groups(texts)
     rest = np.flatnonzero(~exact)
     langs = [languages[i] for i in rest] if languages else None
     fps = fingerprints([contexts[i] for i in rest], langs, progress)
-    if method == "exhaustive":
-        pairs = exhaustive_pairs(fps, t0, t1, min_tokens)
-    else:
-        pairs, _ = lsh_pairs(fps, t0, t1, min_tokens, **lsh_options)
+    pairs = near_pairs(fps, t0, t1, min_tokens, method, **lsh_options)
     return labelled(exact, codes, representative, rest, pairs, clusters(len(rest), pairs))
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from srlib.duplication.contexts import Context
-from srlib.duplication.neardup import exhaustive_pairs, lsh_pairs
+from srlib.duplication.neardup import near_pairs
 from srlib.duplication.partition import fingerprints
 
 SCENARIOS = ("mixed", "near-duplicate", "unique")
@@ -32,14 +32,6 @@ ROLES = ("train", "val", "test")
 
 class LeakingSplit(AssertionError):
     """A test context has an exact or near duplicate in its training fold."""
-
-
-def _near_pairs(contexts, languages, method: str, t0=0.8, t1=0.7, min_tokens=3):
-    """Near-duplicate pairs among ``contexts`` (the partition's rule and method)."""
-    fps = fingerprints(contexts, languages)
-    if method == "exhaustive":
-        return exhaustive_pairs(fps, t0, t1, min_tokens)
-    return lsh_pairs(fps, t0, t1, min_tokens)[0]
 
 
 def duplicated_in_train(
@@ -59,7 +51,8 @@ def duplicated_in_train(
         first.setdefault(texts[i], i)
     pool = np.concatenate([np.asarray(test, dtype=int), np.fromiter(first.values(), int)])
     langs = [languages[i] for i in pool] if languages else None
-    pairs = _near_pairs([contexts[i] for i in pool], langs, method)
+    fps = fingerprints([contexts[i] for i in pool], langs)
+    pairs = near_pairs(fps, min_tokens=3, method=method)  # the partition's rule
     near = np.zeros(len(test), dtype=bool)
     for a, b in pairs:
         if (a < len(test)) != (b < len(test)):
