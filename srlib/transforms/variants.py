@@ -34,6 +34,17 @@ class Variant(Sample):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.kinds = tuple(self.kinds)
+        self.entry_point = renamed_entry_point(self.entry_point, self.renames)
+
+
+def renamed_entry_point(entry_point: str, renames: list[dict[str, str]]) -> str:
+    """The entry point's name after ``renames``: a module-level function renamed from it
+    gives its new name (every transformation, the LLM rewriter included, records renames
+    so; a record already carrying the new name is left as it is)."""
+    for r in renames:
+        if r.get("scope") == "<module>" and r.get("old") == entry_point and entry_point:
+            return r["new"]
+    return entry_point
 
 
 class Variants(list):
