@@ -1,4 +1,5 @@
-"""The ``srlib`` command: build the book, check benchmarks, serve a model, deduplicate.
+"""The ``srlib`` command: build the book, check benchmarks, export variants, serve a model,
+deduplicate and evaluate secret detectors.
 
 A user error (a bad file, name, folder or server) ends with one line
 ``srlib <command>: <what is wrong>`` on stderr and exit status 1; ``--debug`` shows the
@@ -45,6 +46,19 @@ def _check(args: argparse.Namespace) -> int:
         print(failed[["id", "status", "reason", "error"]].to_string(index=False))
     if args.output:
         checks.to_csv(args.output, index=False)
+    return 0
+
+
+def _variants(args: argparse.Namespace) -> int:
+    from srlib.benchmarks import load_benchmark
+    from srlib.transforms import make_variants_many
+    from srlib.transforms.export import export, flatten
+
+    samples = load_benchmark(args.benchmark)[: args.limit]
+    sets = make_variants_many(samples, args.n, tuple(args.kinds), args.seed, workers=args.workers)
+    path, side = export(flatten(sets), args.out, args.format)
+    kept = sum(len(vs) for vs in sets)
+    print(f"{kept} variants of {len(samples)} samples written to {path} (provenance: {side})")
     return 0
 
 
@@ -171,6 +185,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
     p.add_argument("--output", help="write the per-sample table to this CSV file")
     p.set_defaults(func=_check)
+
+    p = command("variants", "write a benchmark's validated variants in its published format")
+    p.add_argument("benchmark", help="registry name (humaneval, mbpp, ...) or jsonl:PATH")
+    p.add_argument("--n", type=int, default=5, help="variants per sample")
+    p.add_argument(
+        "--kinds",
+        nargs="+",
+        default=["function", "variable", "test"],
+        choices=["function", "variable", "test"],
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None, help="first N samples only")
+    p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
+    p.add_argument("--format", choices=("native", "srlib"), default="native")
+    p.add_argument("--out", required=True, help="the JSONL file to write")
+    p.set_defaults(func=_variants)
 
     p = command("serve", "an OpenAI-compatible completions server for a local model")
     p.add_argument("--model", required=True, help="folder of a causal LM (or a cached HF id)")

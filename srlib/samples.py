@@ -29,14 +29,17 @@ class Sample:
     ``format`` says how ``program()`` assembles the code that is executed:
 
     - ``completion``: the solution completes the prompt (HumanEval, BigCodeBench):
-      program = prompt + solution + setup + tests.
+      program = prompt + solution + setup + tests + runner.
     - ``standalone``: the solution is a whole program, the prompt is prose (MBPP):
-      program = solution + setup + tests.
+      program = solution + setup + tests + runner.
     - ``stdio``: the solution reads stdin and writes stdout (APPS); ``tests`` is a JSON
       list of ``[input, expected_output]`` pairs, checked by a generated harness.
 
     ``setup`` is test set-up code run between the solution and the tests (MBPP's
-    ``test_setup_code``, which builds objects of classes the solution defines).
+    ``test_setup_code``, which builds objects of classes the solution defines). ``tests`` keep
+    the benchmark's published form; ``runner`` is what the benchmark's own harness appends
+    to run them, with ``{entry_point}`` standing for the entry point's current name
+    (HumanEval: ``check({entry_point})``; BigCodeBench: its unittest runner).
     ``text`` is the surface form a model is scored on: the fields named in
     ``text_fields`` joined by ``text_sep`` (prompt + solution by default).
     """
@@ -47,6 +50,7 @@ class Sample:
     solution: str
     tests: str
     entry_point: str = ""
+    runner: str = ""
     format: Format = "completion"
     setup: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -54,7 +58,8 @@ class Sample:
     text_sep: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("id", "benchmark", "prompt", "solution", "tests", "entry_point", "setup"):
+        names = ("id", "benchmark", "prompt", "solution", "tests", "entry_point", "runner", "setup")
+        for name in names:
             if not isinstance(getattr(self, name), str):
                 raise SampleFormatError(f"sample {self.id!r}: field {name!r} must be a string")
         if self.format not in FORMATS:
@@ -87,7 +92,8 @@ class Sample:
             from srlib.harness import stdio_program
 
             return stdio_program(_join(self.solution, self.setup), self.tests)
-        return _join(_join(self.code, self.setup), self.tests)
+        runner = self.runner.replace("{entry_point}", self.entry_point)
+        return _join(_join(_join(self.code, self.setup), self.tests), runner)
 
     def with_text_fields(self, *fields: str, sep: str | None = None) -> Sample:
         """A copy scored on other fields, e.g. ``("solution",)`` for code-only scoring."""

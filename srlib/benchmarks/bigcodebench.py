@@ -83,8 +83,9 @@ def _sample(r: dict, file: Path, row: int) -> Sample:
         benchmark="bigcodebench",
         prompt=r["complete_prompt"],
         solution=r["canonical_solution"],
-        tests=r["test"] + RUNNER,
+        tests=r["test"],
         entry_point=r["entry_point"],
+        runner=RUNNER,
         format="completion",
         metadata={
             "task_id": r["task_id"],

