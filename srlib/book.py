@@ -4,7 +4,8 @@
 shrink it, and (``after``) the earlier chapters whose results it reads. Executed copies go to
 ``book/_executed/`` (git-ignored) and carry a stamp of what produced them, so an interrupted
 ``make book`` re-executes only what is missing or stale. With ``jobs`` > 1 independent
-chapters execute side by side (one kernel each); a chapter starts after those it names.
+chapters execute side by side (one kernel each, each kernel's thread pools sized to its share
+of the cores); a chapter starts after those it names.
 """
 
 from __future__ import annotations
@@ -124,6 +125,10 @@ def execute(
                 f"{', '.join(r.notebook.stem for r in runs)}"
             )
         runs = [r for r in runs if r.notebook.stem in only or r.notebook.name in only]
+    if jobs > 1:  # kernels side by side share the cores: no oversubscribed thread pools
+        threads = str(max(1, (os.cpu_count() or 1) // jobs))
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(name, threads)
     pending, running, done, outputs = list(runs), {}, set(), {}
     error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
