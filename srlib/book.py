@@ -10,6 +10,7 @@ of the cores); a chapter starts after those it names.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -125,13 +126,9 @@ def execute(
                 f"{', '.join(r.notebook.stem for r in runs)}"
             )
         runs = [r for r in runs if r.notebook.stem in only or r.notebook.name in only]
-    if jobs > 1:  # kernels side by side share the cores: no oversubscribed thread pools
-        threads = str(max(1, (os.cpu_count() or 1) // jobs))
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ.setdefault(name, threads)
     pending, running, done, outputs = list(runs), {}, set(), {}
     error: BaseException | None = None
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with _kernel_threads(jobs), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         while pending or running:
             ready = [r for r in pending if set(r.after) <= done | _absent(r, runs)]
             while error is None and ready and len(running) < max(1, jobs):
@@ -151,6 +148,27 @@ def execute(
     if error is not None:
         raise error
     return [outputs[r.notebook.stem] for r in runs]
+
+
+@contextlib.contextmanager
+def _kernel_threads(jobs: int):
+    """While kernels run side by side, each sizes its thread pools to its share of the
+    cores (oversubscribed OpenMP pools are slower than one chapter at a time); the
+    environment is restored afterwards, and a value the user set is kept."""
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    saved = {name: os.environ.get(name) for name in names}
+    if jobs > 1:
+        threads = str(max(1, (os.cpu_count() or 1) // jobs))
+        for name in names:
+            os.environ.setdefault(name, threads)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _absent(run: Run, runs: list[Run]) -> set[str]:
