@@ -104,6 +104,8 @@ def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path
     pd.testing.assert_frame_equal(first, again)
     with pytest.raises(ValueError, match="other folds"):
         run_study(p.data, p.folds[p.folds.fold < 1], config, tmp_path / "a", progress=False)
+    saved = pd.read_parquet(tmp_path / "a" / "folds.parquet")
+    pd.testing.assert_frame_equal(saved, p.folds.reset_index(drop=True))  # one set for all
     table = summary(first)
     assert list(table.columns) == ["precision", "recall", "f1", "mcc"]
     flagged = first[(first.model == "flag everything") & (first.metric == "recall")]

@@ -50,6 +50,7 @@ def test_valid_function_rename_is_applied_to_the_tests_too():
     assert v.renames == [
         {"kind": "function", "scope": "<module>", "old": "total_price", "new": "compute_price"}
     ]
+    assert v.entry_point == "compute_price"  # the record names the renamed function
 
 
 def test_invalid_rewrites_are_rejected_with_reasons():
