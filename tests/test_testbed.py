@@ -107,6 +107,12 @@ def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_pa
 
     copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
     shutil.copytree(cache, copy, symlinks=True)
+    runs_before = sorted(p.name for p in (copy / "runs").iterdir())
+    moved = build(config, copy, progress=False)  # the same cache under another path
+    assert sorted(p.name for p in (copy / "runs").iterdir()) == runs_before  # nothing retrained
+    assert {n: r.checkpoints[-1].parent.name for n, r in moved.runs.items()} == {
+        n: r.checkpoints[-1].parent.name for n, r in tb.runs.items()
+    }
     fewer = build(config.replace(epochs=1, code_to_text_sweep=()), copy, progress=False)
     assert fewer.base.name == tb.base.name  # the base does not depend on the epochs
     assert fewer.runs[tb.main].checkpoints[0] != tb.runs[tb.main].checkpoints[0]

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from srlib.duplication.classifiers import fit_balanced
 from srlib.duplication.features import Dataset
-from srlib.models.hf import ModelNotFound, _model_folder, fingerprint
+from srlib.models.hf import ModelNotFound, model_folder, fingerprint
 
 
 def default_encoder() -> str:
@@ -83,7 +83,7 @@ class EmbeddingCache:
 
     def __init__(self, folder: str | Path, encoder: str | None = None, max_length: int = 64):
         self.encoder, self.max_length = encoder or default_encoder(), max_length
-        tag = fingerprint(_model_folder(self.encoder), max_length=max_length).split(":")[-1]
+        tag = fingerprint(model_folder(self.encoder), max_length=max_length).split(":")[-1]
         self.folder = Path(folder) / f"{Path(self.encoder).name}-{tag}"
         self.folder.mkdir(parents=True, exist_ok=True)
 

@@ -23,7 +23,7 @@ class ModelNotFound(SrlibError, FileNotFoundError):
     """A model is neither a local folder nor in the Hugging Face cache."""
 
 
-def _model_folder(path: str) -> Path:
+def model_folder(path: str) -> Path:
     """The folder holding a model's files: ``path`` itself, or its HF cache snapshot."""
     if Path(path).is_dir():
         return Path(path)
@@ -103,7 +103,7 @@ class HFModel:
         self.stride = stride or self.max_length // 2
         self.name = str(path)
         self.fingerprint = fingerprint(
-            _model_folder(str(path)), dtype=dtype, max_length=self.max_length, stride=self.stride
+            model_folder(str(path)), dtype=dtype, max_length=self.max_length, stride=self.stride
         )
 
     def first_token(self, text: str) -> str:

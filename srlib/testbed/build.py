@@ -19,6 +19,7 @@ import pandas as pd
 
 from srlib import samples as samples_module
 from srlib.benchmarks import load_benchmark
+from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.testbed import corpus as corpus_module
 from srlib.testbed import leak as leak_module
@@ -166,6 +167,7 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         device=config.device,
         dtype=config.dtype,
     )
+    base_id = fingerprint(model_folder(str(base)))  # content, not path: a moved cache is reused
     extra = []
     if config.exposure_sweep:
         sweep = dataclasses.replace(settings, epochs=1)
@@ -176,7 +178,7 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         (name, {} if name == NULL else leaked, settings, None) for name, _ in plan
     ] + extra:
         general = mixes.get(name, mixes[tb.main]).texts
-        run_key = key(str(base), general, texts, run_settings, copies, modules=(leak_module,))
+        run_key = key(base_id, general, texts, run_settings, copies, modules=(leak_module,))
         folder = cache / "runs" / f"{name}-{run_key}"
         tb.runs[name] = continue_training(
             base, general, texts, run_settings, folder, progress, copies
