@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score
 
 
 @dataclass(frozen=True)
@@ -57,14 +56,22 @@ def self_referential(original: float, variants: Sequence[float]) -> SelfReferent
 
 def oracle_threshold(scores: Sequence[float], labels: Sequence[bool]) -> tuple[float, float]:
     """The threshold (flag when score ≥ t) that maximises F1 on labelled data, and that F1:
-    an upper bound for a threshold baseline, not a deployable decision."""
+    an upper bound for a threshold baseline, not a deployable decision. Every distinct score
+    is tried at once (counts by binary search); ties in F1 go to the lowest threshold, and a
+    NaN score is never flagged but its label counts."""
     s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    best = (float("inf"), 0.0)
-    for t in np.unique(s[~np.isnan(s)]):
-        f1 = f1_score(y, s >= t, zero_division=0)
-        if f1 > best[1]:
-            best = (float(t), float(f1))
-    return best
+    valid = ~np.isnan(s)
+    thresholds = np.unique(s[valid])
+    if thresholds.size == 0:
+        return (float("inf"), 0.0)
+    positives, negatives = np.sort(s[valid & y]), np.sort(s[valid & ~y])
+    tp = positives.size - np.searchsorted(positives, thresholds, side="left")
+    fp = negatives.size - np.searchsorted(negatives, thresholds, side="left")
+    fn = int(y.sum()) - tp
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+    k = int(np.argmax(f1))
+    return (float(thresholds[k]), float(f1[k])) if f1[k] > 0 else (float("inf"), 0.0)
 
 
 def calibrated_threshold(clean_scores: Sequence[float], fpr: float = 0.05) -> float:

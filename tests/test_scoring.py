@@ -158,6 +158,29 @@ def test_self_referential_without_a_comparison_is_undecided(variants):
     assert self_referential(float("nan"), [1.0]).leaked is None
 
 
+def _oracle_by_sklearn(scores, labels):
+    """The slow reference: F1 by scikit-learn at every distinct score, lowest best kept."""
+    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    best = (float("inf"), 0.0)
+    for t in np.unique(s[~np.isnan(s)]):
+        f1 = f1_score(y, s >= t, zero_division=0)
+        if f1 > best[1]:
+            best = (float(t), float(f1))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_oracle_threshold_equals_the_scikit_learn_search(seed):
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 60))
+    scores = rng.integers(0, 8, size).astype(float)  # many ties
+    scores[rng.random(size) < 0.15] = np.nan
+    labels = rng.random(size) < [0.0, 0.3, 0.5, 1.0, 0.5, 0.1][seed]
+    t, f1 = oracle_threshold(scores, labels)
+    t_ref, f1_ref = _oracle_by_sklearn(scores, labels)
+    assert t == t_ref and f1 == pytest.approx(f1_ref)
+
+
 def test_threshold_modes():
     scores, labels = [0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]
     t, f1 = oracle_threshold(scores, labels)

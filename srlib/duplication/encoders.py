@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from srlib.duplication.classifiers import fit_balanced
 from srlib.duplication.features import Dataset
-from srlib.models.hf import ModelNotFound, model_folder, fingerprint
+from srlib.models.hf import ModelNotFound, fingerprint, model_folder
 
 
 def default_encoder() -> str:
