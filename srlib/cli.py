@@ -1,5 +1,5 @@
 """The ``srlib`` command: build the book, check benchmarks, export variants, serve a model,
-deduplicate and evaluate secret detectors.
+audit models for leakage, deduplicate and evaluate secret detectors.
 
 A user error (a bad file, name, folder or server) ends with one line
 ``srlib <command>: <what is wrong>`` on stderr and exit status 1; ``--debug`` shows the
@@ -146,6 +146,49 @@ def _dedup_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from srlib.audit import audit
+
+    result = audit(
+        args.model,
+        args.benchmark,
+        args.out,
+        n=args.n,
+        setting=args.setting,
+        reference=args.reference,
+        control=args.control,
+        limit=args.limit,
+        kinds=args.kinds,
+        seed=args.seed,
+        max_new_tokens=args.max_new_tokens,
+        device=args.device,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+    )
+    columns = [
+        c
+        for c in (
+            "model",
+            "benchmark",
+            "decision",
+            "rate",
+            "chance",
+            "null_rate",
+            "excess",
+            "excess_low",
+            "excess_high",
+            "p_vs_null",
+            "pooled_p",
+        )
+        if c in result.summary
+    ]
+    print(result.summary[columns].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    for label, ran in result.settings.items():
+        print(f"{label}: ran {', '.join(ran)}")
+    print(f"report: {result.out / 'report.html'}")
+    return 0
+
+
 USER_ERRORS = (SrlibError, OSError)
 """What the command line reports in one line: bad inputs and missing resources."""
 
@@ -246,6 +289,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--folds", type=int, help="folds per scenario (profile default: 5)")
     p.add_argument("--encoder", help="HF encoder folder or cached id (default all-MiniLM-L6-v2)")
     p.set_defaults(func=_dedup_evaluate)
+
+    p = command("audit", "leakage audit of models × benchmarks against an empirical null")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        help="a checkpoint folder, an HF id in the local cache, or URL#name of an "
+        "OpenAI-compatible server (repeat for several)",
+    )
+    p.add_argument(
+        "--benchmark", action="append", required=True, help="registry name or jsonl:PATH (repeat)"
+    )
+    p.add_argument("--n", type=int, default=5, help="variants per sample")
+    p.add_argument("--setting", choices=("gray", "black", "both"), default="both")
+    p.add_argument("--reference", help="a model that never saw the benchmarks: the null")
+    p.add_argument("--control", help="samples the models cannot have seen (benchmark spec)")
+    p.add_argument("--limit", type=int, help="first N samples of each benchmark")
+    p.add_argument(
+        "--kinds",
+        nargs="+",
+        default=["function", "variable", "test"],
+        choices=["function", "variable", "test"],
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-new-tokens", type=int, default=128, help="black-box continuation")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="float32", help="bfloat16 on GPUs")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--out", required=True, help="folder for the tables and report.html")
+    p.set_defaults(func=_audit)
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["dedup", "evaluate"]:  # a sub-command of dedup, registered as one word

@@ -116,6 +116,20 @@ def chance_levels(n_variants: int | Sequence[int], size: int) -> np.ndarray:
     return 1.0 / (n + 1.0)
 
 
+def difference_interval(
+    k1: int, n1: int, k2: int, n2: int, level: float = 0.95
+) -> tuple[float, float]:
+    """Newcombe's hybrid score interval for the difference of two proportions k1/n1 − k2/n2
+    (from each one's Wilson interval): well-behaved at rates near 0 or 1 and small n."""
+    if n1 == 0 or n2 == 0:
+        return (float("nan"), float("nan"))
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = stats.binomtest(k1, n1).proportion_ci(level, method="wilson")
+    l2, u2 = stats.binomtest(k2, n2).proportion_ci(level, method="wilson")
+    d = p1 - p2
+    return (float(d - np.hypot(p1 - l1, u2 - p2)), float(d + np.hypot(u1 - p1, p2 - l2)))
+
+
 def flag_rate(
     flags: Sequence[bool | None],
     n_variants: int | Sequence[int],
@@ -125,9 +139,9 @@ def flag_rate(
     (the mean of each decided sample's own 1/(n_i + 1)) with an exact Poisson-binomial test
     against it, the number of undecided samples, and, given flags from an empirical null (a
     model that never saw the benchmark, or control samples), that null's rate, the excess
-    over it and Fisher's exact test. Exchangeability rarely holds — an original's own names
-    tend to be the most natural — so the nominal level alone overstates leakage; the
-    empirical null is the comparison to trust."""
+    over it with Newcombe's 95% interval, and Fisher's exact test. Exchangeability rarely
+    holds — an original's own names tend to be the most natural — so the nominal level alone
+    overstates leakage; the empirical null is the comparison to trust."""
     values = list(flags)
     keep = decided(values)
     f = np.asarray([bool(v) for v, k in zip(values, keep, strict=True) if k], dtype=bool)
@@ -154,10 +168,13 @@ def flag_rate(
         null = list(null_flags)
         g = np.asarray([bool(v) for v, k in zip(null, decided(null), strict=True) if k])
         table = [[int(f.sum()), int(f.size - f.sum())], [int(g.sum()), int(g.size - g.sum())]]
+        low, high = difference_interval(int(f.sum()), int(f.size), int(g.sum()), int(g.size))
         out.update(
             null_rate=float(g.mean()) if g.size else float("nan"),
             null_undecided=int(len(null) - g.size),
             excess=out["rate"] - float(g.mean()) if g.size else float("nan"),
+            excess_low=low,
+            excess_high=high,
             p_vs_null=float(stats.fisher_exact(table, alternative="greater").pvalue),
         )
     return out

@@ -211,3 +211,80 @@ def mcc_by_scenario(results: pd.DataFrame, metric: str = "mcc") -> plt.Figure:
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def audit_heatmap(summary: pd.DataFrame) -> plt.Figure:
+    """Models × benchmarks, one panel per decision: the flag rate's excess over its empirical
+    null (over the nominal chance level where the audit has no null), each cell annotated
+    with the flag rate and the rate it is compared with."""
+    decisions = list(dict.fromkeys(summary.decision))
+    fig, axes = plt.subplots(
+        1,
+        len(decisions),
+        figsize=(
+            3.2 + 2.2 * summary.benchmark.nunique() * len(decisions),
+            max(2.2, 0.6 + 0.5 * summary.model.nunique()),
+        ),
+        squeeze=False,
+    )
+    for ax, decision in zip(axes[0], decisions, strict=True):
+        s = summary[summary.decision == decision].copy()
+        base = s.null_rate if "null_rate" in s and s.null_rate.notna().any() else s.chance
+        s["versus"] = base.fillna(s.chance)
+        s["excess"] = s.rate - s.versus
+        value = s.pivot(index="model", columns="benchmark", values="excess")
+        text = (s.rate.map("{:.0%}".format) + "\nvs " + s.versus.map("{:.0%}".format)).to_numpy()
+        labels = s.assign(text=text).pivot(index="model", columns="benchmark", values="text")
+        sns.heatmap(
+            value,
+            annot=labels.loc[value.index, value.columns],
+            fmt="",
+            cmap="RdBu_r",
+            center=0,
+            vmin=-1,
+            vmax=1,
+            cbar=ax is axes[0][-1],
+            cbar_kws={"label": "flag rate − null"},
+            annot_kws={"fontsize": 8},
+            ax=ax,
+        )
+        ax.set(title=f"SR {decision}", xlabel="", ylabel="")
+    fig.tight_layout()
+    return fig
+
+
+def audit_rates(summary: pd.DataFrame) -> plt.Figure:
+    """Each model's flag rate on each benchmark beside its empirical null, with the excess's
+    95% interval (Newcombe) drawn from the null: where the bar clears zero, the excess is real."""
+    s = summary[summary.null != "none"].copy() if "null" in summary else summary.iloc[:0]
+    if s.empty:
+        s = summary.copy()
+        s["null_rate"], s["excess"] = s.chance, s.rate - s.chance
+        s["excess_low"], s["excess_high"] = s.excess, s.excess
+    s["row"] = s.model + " · " + s.benchmark
+    decisions = list(dict.fromkeys(s.decision))
+    fig, axes = plt.subplots(
+        1,
+        len(decisions),
+        figsize=(6 * len(decisions), max(2.6, 1.3 + 0.32 * s.row.nunique())),
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, decision in zip(axes[0], decisions, strict=True):
+        g = s[s.decision == decision].reset_index(drop=True)
+        y = range(len(g))
+        ax.scatter(g.null_rate, y, marker="|", s=160, color="gray", label="null rate")
+        ax.errorbar(
+            g.null_rate + g.excess,
+            y,
+            xerr=[g.excess - g.excess_low, g.excess_high - g.excess],
+            fmt="o",
+            color="tab:red",
+            label="flag rate (excess 95% CI)",
+        )
+        ax.set_yticks(list(y), g.row)
+        ax.invert_yaxis()
+        ax.set(xlim=(-0.02, 1.02), xlabel="share of samples flagged", title=f"SR {decision}")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+    fig.tight_layout()
+    return fig

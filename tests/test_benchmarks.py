@@ -4,7 +4,12 @@ import json
 import pandas as pd
 import pytest
 
-from srlib.benchmarks import BenchmarkNotFound, available_benchmarks, load_benchmark
+from srlib.benchmarks import (
+    BenchmarkNotFound,
+    UnknownBenchmark,
+    available_benchmarks,
+    load_benchmark,
+)
 from srlib.benchmarks.mbpp import PROMPT
 from srlib.samples import SampleFormatError, write_jsonl
 from srlib.sandbox import run_program
@@ -39,8 +44,13 @@ def test_mbpp_has_974_problems_and_conventional_splits():
         for sp in ("prompt", "test", "validation", "train")
     }
     assert sizes == {"prompt": 10, "test": 500, "validation": 90, "train": 374}
-    with pytest.raises(ValueError, match="unknown MBPP split 'dev'"):
+    with pytest.raises(UnknownBenchmark, match="unknown MBPP split 'dev'"):
         load_benchmark("mbpp", split="dev")
+    assert [s.id for s in load_benchmark("mbpp:test")] == [
+        s.id for s in load_benchmark("mbpp", split="test")
+    ]
+    with pytest.raises(UnknownBenchmark, match="'humaneval' has no splits"):
+        load_benchmark("humaneval:test")
 
 
 def test_mbpp_prompt_is_description_then_asserts_and_code_keeps_crlf():

@@ -15,7 +15,7 @@ from srlib.decide import (
     self_referential,
     threshold_decide,
 )
-from srlib.evaluation import bootstrap, evaluate, flag_rate, tpr_at_fpr
+from srlib.evaluation import bootstrap, difference_interval, evaluate, flag_rate, tpr_at_fpr
 from srlib.models.base import GenerationSettings, TokenScores
 from srlib.scoring import (
     cdd_peak,
@@ -226,6 +226,17 @@ def test_undecided_samples_are_counted_not_scored_as_negatives():
     assert table.value["recall"] == 1.0  # the undecided leaked sample is not a miss
     assert table.undecided["f1"] == 2 and table.n["f1"] == 2
     assert table.undecided["roc_auc"] == 1 and table.n["roc_auc"] == 3
+
+
+def test_difference_interval_is_newcombes():
+    # Newcombe (1998), Stat. Med. 17:873, Table II, method 10: 56/70 − 48/80 and 9/10 − 3/10
+    assert difference_interval(56, 70, 48, 80) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    assert difference_interval(9, 10, 3, 10) == pytest.approx((0.1705, 0.8090), abs=1e-4)
+    low, high = difference_interval(0, 10, 0, 20)
+    assert low < 0 < high
+    out = flag_rate([True] * 30 + [False] * 70, 5, null_flags=[True] * 10 + [False] * 90)
+    assert out["excess_low"] < out["excess"] < out["excess_high"]
+    assert (out["excess_low"], out["excess_high"]) == difference_interval(30, 100, 10, 100)
 
 
 def test_flag_rate_chance_uses_each_samples_own_number_of_variants():

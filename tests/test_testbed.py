@@ -215,3 +215,35 @@ def test_controls_tables_cover_every_condition(quick_testbed_cache):
     assert {"none", "other benchmark", "clean split"} <= modes["self-referential"]
     assert "none" not in modes["baseline"] and "clean split" in modes["baseline"]
     assert set(shift.group) == set(tb.split.benchmark)
+
+
+def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testbed_cache):
+    import pandas as pd
+
+    from srlib.testbed.leak import _load
+    from srlib.testbed.zoo import planted, zoo
+
+    tb, _ = quick_testbed_cache
+    models = zoo(tb, progress=False)
+    k = tb.config.zoo_exposures[0]
+    assert list(models) == ["clean base", "null control", f"humaneval ×{k}", f"mbpp ×{k}"]
+    run = _load(models[f"humaneval ×{k}"].parent)
+    humaneval = {s.id for s in tb.samples if s.benchmark == "humaneval"}
+    assert set(run.exposures.id) == humaneval and (run.exposures.exposures == k).all()
+    assert zoo(tb, progress=False) == models  # cached: nothing retrained
+    summary = pd.DataFrame(
+        {
+            "model": ["humaneval ×2", "humaneval ×2", "null control"],
+            "benchmark": ["humaneval", "mbpp:test", "humaneval"],
+            "decision": "gray",
+            "rate": [0.9, 0.4, 0.4],
+            "null_rate": 0.4,
+            "excess": [0.5, 0.0, 0.0],
+            "excess_low": [0.3, -0.1, -0.1],
+            "excess_high": [0.7, 0.1, 0.1],
+            "p_vs_null": [1e-6, 0.5, 0.5],
+        }
+    )
+    answer = planted(summary)
+    assert list(answer.planted) == [True, False, False]
+    assert list(answer.found) == [True, False, False]

@@ -7,6 +7,7 @@ cache, and ``jsonl:PATH`` from any file of Sample records.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from srlib.benchmarks._files import BenchmarkNotFound
@@ -40,15 +41,21 @@ def available_benchmarks() -> list[str]:
 
 
 def load_benchmark(name: str, **options: object) -> list[Sample]:
-    """Load a benchmark by registry name, or ``jsonl:PATH`` for a file of Sample records."""
+    """Load a benchmark by registry name, ``name:split`` (e.g. ``mbpp:test``), or
+    ``jsonl:PATH`` for a file of Sample records."""
     if name.startswith("jsonl:"):
         if options:
             raise TypeError(f"jsonl benchmarks take no options, got {sorted(options)}")
         return read_jsonl(name.removeprefix("jsonl:"))
+    name, _, split = name.partition(":")
     if name not in _REGISTRY:
         raise UnknownBenchmark(
             f"unknown benchmark {name!r}; available: {available_benchmarks()} or 'jsonl:PATH'"
         )
+    if split:
+        if "split" not in inspect.signature(_REGISTRY[name]).parameters:
+            raise UnknownBenchmark(f"benchmark {name!r} has no splits (asked for {split!r})")
+        options = {**options, "split": split}
     return _REGISTRY[name](**options)
 
 

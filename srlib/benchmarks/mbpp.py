@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srlib.benchmarks import register_benchmark
+from srlib.benchmarks import UnknownBenchmark, register_benchmark
 from srlib.benchmarks._files import data_dir
 from srlib.jsonl import iter_jsonl
 from srlib.samples import Sample, SampleFormatError
@@ -33,7 +33,9 @@ def load_mbpp(split: str = "all", path: str | None = None) -> list[Sample]:
     """MBPP problems of one conventional split (``all``, ``prompt``, ``test``, ``validation``,
     ``train``); the solution is the published code, the tests its three asserts."""
     if split != "all" and split not in SPLITS:
-        raise ValueError(f"unknown MBPP split {split!r}; choose 'all' or one of {list(SPLITS)}")
+        raise UnknownBenchmark(
+            f"unknown MBPP split {split!r}; choose 'all' or one of {list(SPLITS)}"
+        )
     file = path or data_dir() / "mbpp" / "mbpp.jsonl"
     samples = []
     for lineno, r in iter_jsonl(file):

@@ -8,6 +8,7 @@ orders of magnitude slower on CPUs without native support).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -30,6 +31,20 @@ def model_folder(path: str) -> Path:
     from transformers.utils import cached_file
 
     return Path(cached_file(path, "config.json", local_files_only=True)).parent
+
+
+@contextlib.contextmanager
+def _quiet_loading():
+    """No "Loading weights" bar per model opened (an audit opens many); restored after."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
 
 
 def fingerprint(folder: Path, **settings: object) -> str:
@@ -81,10 +96,11 @@ class HFModel:
         if not local.is_dir() and (local.is_absolute() or str(path).startswith((".", "~"))):
             raise ModelNotFound(f"{path}: no such model folder")
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(
-                path, local_files_only=True, dtype=getattr(torch, dtype)
-            )
+            with _quiet_loading():
+                self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+                self.model = AutoModelForCausalLM.from_pretrained(
+                    path, local_files_only=True, dtype=getattr(torch, dtype)
+                )
         except (OSError, ValueError) as e:
             raise ModelNotFound(
                 f"model {path!r} is not a local folder nor in the Hugging Face cache ({e}). "

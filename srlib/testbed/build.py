@@ -37,15 +37,7 @@ PARAPHRASE = "paraphrase"
 
 def load_samples(specs: tuple[str, ...], limit: int | None = None) -> list[Sample]:
     """Samples of each ``name`` or ``name:split`` (``jsonl:PATH`` as is), first ``limit`` each."""
-    out = []
-    for spec in specs:
-        name, _, split = spec.partition(":")
-        if name == "jsonl" or not split:
-            loaded = load_benchmark(spec)
-        else:
-            loaded = load_benchmark(name, split=split)
-        out += loaded[:limit]
-    return out
+    return [s for spec in specs for s in load_benchmark(spec)[:limit]]
 
 
 def split_samples(samples: list[Sample], leaked_share: float, seed: int) -> pd.DataFrame:
@@ -135,10 +127,7 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
     corpus = _corpus(config, samples + calibration, cache, progress)
     base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
-    mixes = {
-        name: corpus.mixture(config.cpt_chars, ratio, config.seed, after=base_mix)
-        for name, ratio in plan
-    }
+    mixes = {name: cpt_mixture(config, corpus, ratio) for name, ratio in plan}
     used = Mixture([], {k: max(m.end[k] for m in mixes.values()) for k in ("code", "text")})
     base, losses = _base(config, base_mix, cache)
     reference = _reference(config, corpus, used, cache)
@@ -157,16 +146,7 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
         {},
     )
     leaked = tb.leaked_texts()
-    settings = LeakSettings(
-        repeats=config.repeats,
-        epochs=config.epochs,
-        lr=config.cpt_lr,
-        batch_size=config.batch_size,
-        block_size=config.block_size,
-        seed=config.seed,
-        device=config.device,
-        dtype=config.dtype,
-    )
+    settings = leak_settings(config)
     base_id = fingerprint(model_folder(str(base)))  # content, not path: a moved cache is reused
     extra = []
     if config.exposure_sweep:
@@ -184,6 +164,27 @@ def build(config: TestbedConfig, cache_dir: str | Path, progress: bool = True) -
             base, general, texts, run_settings, folder, progress, copies
         )
     return tb
+
+
+def cpt_mixture(config: TestbedConfig, corpus: Corpus, ratio: float) -> Mixture:
+    """The fresh general text of continued pre-training at ``ratio``: the documents after
+    the base model's."""
+    base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
+    return corpus.mixture(config.cpt_chars, ratio, config.seed, after=base_mix)
+
+
+def leak_settings(config: TestbedConfig) -> LeakSettings:
+    """How every continued-pre-training run of the testbed trains."""
+    return LeakSettings(
+        repeats=config.repeats,
+        epochs=config.epochs,
+        lr=config.cpt_lr,
+        batch_size=config.batch_size,
+        block_size=config.block_size,
+        seed=config.seed,
+        device=config.device,
+        dtype=config.dtype,
+    )
 
 
 def _corpus(config: TestbedConfig, samples: list[Sample], cache: Path, progress: bool) -> Corpus:

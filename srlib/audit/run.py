@@ -1,0 +1,371 @@
+"""``audit``: SrDetection over models × benchmarks, with an empirical null, as tidy tables.
+
+Every model scores the same variants of every benchmark (made once, seeded, kept in the
+output folder). Each model × benchmark's per-sample table is written as soon as it is done
+and every score goes through the score cache, so an interrupted audit resumes where it
+stopped. The flag rate of a sample set means little alone: a clean model already prefers
+an original's own names to renamed ones. So every rate stands beside its nominal chance
+level (each sample's own 1/(n_i + 1)) and, where one is given, an **empirical null** — the
+reference model's rate on the same samples, or the same model's rate on control samples it
+cannot have seen — with Fisher's exact test and the excess over the null with an interval.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import cohen_kappa_score
+from tqdm import tqdm
+
+from srlib.audit.models import AuditInputError, AuditModel, label_of, open_model
+from srlib.benchmarks import load_benchmark
+from srlib.decide import contrasted
+from srlib.detect import SETTINGS, detect
+from srlib.evaluation import flag_rate
+from srlib.models.cache import CachedModel
+from srlib.pooled import contrasts, control_test, pooled_test
+from srlib.samples import Sample, read_jsonl, write_jsonl
+from srlib.transforms import KINDS, Variant, Variants, make_variants_many
+
+CONTROL = "control"
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """What identifies an audit's results: the same spec in the same folder resumes."""
+
+    models: tuple[tuple[str, str], ...]  # (label, spec) per audited model
+    benchmarks: tuple[str, ...]
+    n: int = 5
+    setting: str = "both"
+    reference: str | None = None
+    control: str | None = None
+    limit: int | None = None
+    kinds: tuple[str, ...] = KINDS
+    seed: int = 0
+    max_new_tokens: int = 128
+    variants: str = ""  # digest of given variants ("" when the audit makes its own)
+    reference_label: str | None = None  # the reference's name in tables (default from spec)
+
+    @property
+    def ref_label(self) -> str | None:
+        """The reference model's label, or None without one."""
+        if not self.reference:
+            return None
+        return self.reference_label or label_of(self.reference)
+
+    def check(self) -> None:
+        """One clear error per unusable argument."""
+        if not self.models:
+            raise AuditInputError("name at least one model to audit (--model)")
+        if not self.benchmarks:
+            raise AuditInputError("name at least one benchmark (--benchmark)")
+        if self.limit is not None and self.limit < 1:
+            raise AuditInputError(f"--limit must be at least 1, got {self.limit}")
+        if self.n < 1:
+            raise AuditInputError(f"--n must be at least 1 variant per sample, got {self.n}")
+        if self.setting not in SETTINGS:
+            raise AuditInputError(f"--setting must be one of {SETTINGS}, got {self.setting!r}")
+        labels = [label for label, _ in self.models]
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        if twice:
+            raise AuditInputError(f"two audited models share the name(s) {twice}")
+        if self.reference and self.ref_label in labels:
+            raise AuditInputError(f"the reference {self.reference!r} is also an audited model")
+
+
+@dataclass
+class Audit:
+    """An audit's results: per-sample rows, the summary, and the settings each model ran."""
+
+    spec: AuditSpec
+    out: Path
+    samples: pd.DataFrame
+    summary: pd.DataFrame
+    settings: dict[str, list[str]] = field(default_factory=dict)
+
+
+def audit(
+    models: Sequence[str] | Mapping[str, str],
+    benchmarks: Sequence[str],
+    out: str | Path,
+    *,
+    n: int = 5,
+    setting: str = "both",
+    reference: str | None = None,
+    reference_label: str | None = None,
+    control: str | None = None,
+    limit: int | None = None,
+    kinds: Sequence[str] = KINDS,
+    seed: int = 0,
+    max_new_tokens: int = 128,
+    device: str = "cpu",
+    dtype: str = "float32",
+    batch_size: int = 8,
+    cache: str | Path | None = None,
+    variants: Mapping[str, Sequence[Variants]] | None = None,
+    progress: bool = True,
+    report: bool = True,
+) -> Audit:
+    """Audit ``models`` (specs, or label → spec) on ``benchmarks`` into the folder ``out``:
+    ``samples.parquet`` / ``samples.csv`` (one row per model, benchmark and sample),
+    ``summary.json`` / ``summary.csv`` and, with ``report``, ``report.html``. ``reference``
+    (a model spec, named ``reference_label`` in tables) and ``control`` (a benchmark spec
+    of samples the models cannot have seen) give the empirical null; ``variants``
+    (benchmark → one ``Variants`` per sample) replaces the variants the audit would make;
+    ``cache`` is the score cache (default ``out/scores.sqlite``)."""
+    pairs = (
+        tuple(models.items())
+        if isinstance(models, Mapping)
+        else tuple((label_of(m), m) for m in models)
+    )
+    spec = AuditSpec(
+        pairs,
+        tuple(benchmarks),
+        n,
+        setting,
+        reference,
+        control,
+        limit,
+        tuple(kinds),
+        seed,
+        max_new_tokens,
+        _digest(variants) if variants else "",
+        reference_label,
+    )
+    spec.check()
+    out = Path(out)
+    sets = {b: load_benchmark(b)[:limit] for b in spec.benchmarks}
+    if control:
+        sets[CONTROL] = load_benchmark(control)[:limit]
+    _claim(out, spec, write=False)  # another audit's folder: say so before loading models
+    opened = []
+    if reference:
+        opened.append(_open(spec.ref_label, reference, spec, device, dtype, batch_size))
+    opened += [_open(label, m, spec, device, dtype, batch_size) for label, m in pairs]
+    _claim(out, spec)  # only once every input is known good
+    given = dict(variants or {})
+    var = {b: _variants(out, b, s, spec, given.get(b), progress) for b, s in sets.items()}
+    store = Path(cache) if cache else out / "scores.sqlite"
+    ran = {m.label: _settings(m, setting) for m in opened}
+    jobs = [(m, b) for m in opened for b in sets]
+    parts = []
+    for m, b in tqdm(jobs, desc="audit (model × benchmark)", disable=not progress):
+        role = "reference" if reference and m.spec == reference else "audited"
+        parts.append(_part(out, m, role, b, sets[b], var[b], ran[m.label], store, spec, progress))
+    table = pd.concat(parts, ignore_index=True)
+    if reference:
+        table = _add_contrasted(table, spec.ref_label)
+    summary = summarise(table, spec.ref_label)
+    result = Audit(spec, out, table, summary, ran)
+    _write(result)
+    if report:
+        from srlib.audit.report import write_report
+
+        write_report(result)
+    return result
+
+
+def _digest(variants: Mapping[str, Sequence[Variants]]) -> str:
+    """A short hash of given variants' texts, so a changed set is another audit."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in sorted(variants):
+        for vs in variants[name]:
+            for v in vs:
+                h.update(v.text.encode() + b"\0")
+            h.update(b"\1")
+    return h.hexdigest()[:16]
+
+
+def _claim(out: Path, spec: AuditSpec, write: bool = True) -> None:
+    """Refuse a folder that holds another audit's results; record this audit's spec."""
+    manifest = out / "audit.json"
+    mine = json.loads(json.dumps(asdict(spec)))
+    if manifest.is_file():
+        theirs = json.loads(manifest.read_text())
+        if theirs != mine:
+            names = [label for label, _ in theirs.get("models", [])]
+            raise AuditInputError(
+                f"{out} holds another audit's results (models {names}, benchmarks "
+                f"{theirs.get('benchmarks')}); choose another --out or delete that folder"
+            )
+        return
+    if out.is_dir() and (out / "parts").exists():
+        raise AuditInputError(f"{out} holds audit results without their audit.json; delete it")
+    if not write:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps(mine, indent=1))
+
+
+def _variants(out, name, samples, spec, given, progress) -> list[Variants]:
+    """The benchmark's variants: given, else read from or made into ``out/variants``."""
+    if given is not None:
+        if len(given) != len(samples):
+            raise AuditInputError(f"{len(given)} variant sets given for {len(samples)} {name}")
+        for s, vs in zip(samples, given, strict=True):
+            if any(v.original_id != s.id for v in vs):
+                raise AuditInputError(f"the variants given for {name} are not of {s.id}")
+        return [Variants(list(vs)[: spec.n]) for vs in given]
+    file = out / "variants" / f"{_safe(name)}.jsonl"
+    if file.is_file():
+        by_id: dict[str, list] = {s.id: [] for s in samples}
+        for v in read_jsonl(file, Variant):
+            by_id[v.original_id].append(v)
+        return [Variants(by_id[s.id]) for s in samples]
+    made = make_variants_many(samples, spec.n, spec.kinds, spec.seed, progress=progress)
+    write_jsonl([v for vs in made for v in vs], file)
+    return made
+
+
+def _safe(name: str) -> str:
+    """A name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'."""
+    return re.sub(r"[^\w.-]+", "_", name)
+
+
+def _open(label, model_spec, spec: AuditSpec, device, dtype, batch_size) -> AuditModel:
+    return open_model(
+        model_spec, label, device, dtype, batch_size, need_gray=spec.setting == "gray"
+    )
+
+
+def _settings(m: AuditModel, setting: str) -> list[str]:
+    """The settings this model runs: gray-box only where it gives prompt log-probs."""
+    out = []
+    if setting in ("gray", "both") and m.gray:
+        out.append("gray")
+    if setting in ("black", "both"):
+        out.append("black")
+    return out
+
+
+def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec, progress):
+    """One model × sample set (a table), read back if an earlier run finished it."""
+    file = out / "parts" / f"{_safe(m.label)}--{_safe(name)}.parquet"
+    if file.is_file():
+        return _read(file)
+    lm = CachedModel(m.model, store, progress=progress)
+    setting = "both" if len(ran) == 2 else ran[0]
+    table = detect(
+        lm,
+        samples,
+        variants=variants,
+        setting=setting,
+        max_new_tokens=spec.max_new_tokens,
+        progress=False,
+    )
+    table.insert(0, "model", m.label)
+    table.insert(1, "role", role)
+    table.insert(2, "set", CONTROL if name == CONTROL else "benchmark")
+    table["benchmark"] = name if name != CONTROL else table["benchmark"]
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(".partial")
+    table.to_parquet(tmp)
+    tmp.replace(file)
+    return _read(file)
+
+
+def _read(file: Path) -> pd.DataFrame:
+    table = pd.read_parquet(file)
+    for column in table.columns:
+        if column.endswith("_scores"):
+            table[column] = table[column].map(lambda v: list(v) if v is not None else None)
+    for column in ("sr_gray", "sr_black"):
+        if column in table:
+            table[column] = table[column].astype("boolean")
+    return table
+
+
+def _add_contrasted(table: pd.DataFrame, ref: str) -> pd.DataFrame:
+    """``sr_gray_contrasted``: the audited model prefers the original beyond what the
+    reference does, against every variant (``decide.contrasted``), per sample."""
+    if "gray_scores" not in table:
+        return table
+    refs = table[table.model == ref].set_index(["set", "benchmark", "id"]).gray_scores
+    flags = []
+    for row in table.itertuples():
+        r = refs.get((row.set, row.benchmark, row.id))
+        ok = row.model != ref and isinstance(r, list) and isinstance(row.gray_scores, list)
+        flags.append(contrasted(row.gray_scores, r).leaked if ok else None)
+    return table.assign(sr_gray_contrasted=pd.array(flags, dtype="boolean"))
+
+
+DECISIONS = {"gray": "sr_gray", "black": "sr_black", "gray contrasted": "sr_gray_contrasted"}
+
+
+def summarise(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
+    """One row per model × benchmark × decision: flag rate, chance, the empirical null (the
+    reference's rate on the same samples, else the model's own on control samples) with the
+    excess and Fisher's test, the pooled benchmark-level test, and gray/black agreement."""
+    rows = []
+    bench = table[table.set == "benchmark"]
+    for (model, name), g in bench.groupby(["model", "benchmark"], sort=False):
+        ctrl = table[(table.set == CONTROL) & (table.model == model)]
+        for decision, column in DECISIONS.items():
+            if column not in g or g[column].isna().all():
+                continue
+            null, source = None, "none"
+            if reference and model != reference and decision != "gray contrasted":
+                null = table[(table.model == reference) & (table.benchmark == name)][column]
+                source = f"reference {reference}"
+            elif not ctrl.empty and column in ctrl and ctrl[column].notna().any():
+                null, source = ctrl[column], "control samples"
+            fr = flag_rate(list(g[column]), g.n_variants.to_numpy(), null)
+            row = {"model": model, "benchmark": name, "decision": decision, "null": source}
+            rows.append(row | fr | _pooled(table, g, ctrl, decision, reference))
+        if {"sr_gray", "sr_black"} <= set(g) and g.sr_black.notna().any():
+            both = g[g.sr_gray.notna() & g.sr_black.notna()]
+            agree = both.sr_gray.astype(bool) == both.sr_black.astype(bool)
+            kappa = cohen_kappa_score(both.sr_gray.astype(bool), both.sr_black.astype(bool))
+            for row in rows:
+                if row["model"] == model and row["benchmark"] == name:
+                    row["gray/black agreement"] = float(agree.mean()) if len(both) else np.nan
+                    row["gray/black kappa"] = float(kappa) if len(both) else np.nan
+    return pd.DataFrame(rows)
+
+
+def _pooled(table, g, ctrl, decision, reference) -> dict:
+    """The benchmark-level tests of the gray-box preference for originals: against the
+    reference (Wilcoxon, paired by sample) and against control samples (Mann-Whitney)."""
+    if decision != "gray" or "gray_scores" not in g:
+        return {}
+    out = {}
+    target = list(g.gray_scores)
+    model, name = g.model.iloc[0], g.benchmark.iloc[0]
+    if reference and model != reference:
+        ref_rows = table[(table.model == reference) & (table.benchmark == name)]
+        ref = ref_rows.set_index("id").gray_scores.reindex(g.id)
+        test = pooled_test(target, list(ref), method="wilcoxon")
+        out.update(pooled_p=test.p_value, pooled_effect=test.effect)
+    if not ctrl.empty and "gray_scores" in ctrl:
+        d = contrasts(target)
+        c = contrasts(list(ctrl.gray_scores))
+        test = control_test(d[np.isfinite(d)], c[np.isfinite(c)])
+        out.update(control_p=test.p_value, control_effect=test.effect)
+    return out
+
+
+def _write(result: Audit) -> None:
+    """The tables and the summary JSON (with the settings each model ran)."""
+    out = result.out
+    result.samples.to_parquet(out / "samples.parquet")
+    flat = result.samples.copy()
+    for column in flat.columns:
+        if column.endswith("_scores"):
+            flat[column] = flat[column].map(lambda v: json.dumps(v) if v is not None else "")
+    flat.to_csv(out / "samples.csv", index=False)
+    result.summary.to_csv(out / "summary.csv", index=False)
+    doc = {
+        "spec": asdict(result.spec),
+        "settings": result.settings,
+        "summary": json.loads(result.summary.to_json(orient="records")),
+    }
+    (out / "summary.json").write_text(json.dumps(doc, indent=1))

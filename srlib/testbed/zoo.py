@@ -1,0 +1,54 @@
+"""The audit's model zoo, built from a testbed: the clean base model, the null control (the
+same continued pre-training without any benchmark), and per benchmark and exposure count a
+model continued-pre-trained on the same general text plus *every* sample of that benchmark
+only, each seen that many times. Leakage is planted where the names say and nowhere else,
+so an audit of the zoo has a known answer."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+
+from srlib.models.hf import fingerprint, model_folder
+from srlib.testbed import leak as leak_module
+from srlib.testbed.build import NULL, Testbed, cpt_mixture, leak_settings
+from srlib.testbed.config import key
+from srlib.testbed.leak import continue_training
+
+
+def zoo(
+    tb: Testbed, exposures: tuple[int, ...] | None = None, progress: bool = True
+) -> dict[str, Path]:
+    """Model label → checkpoint folder: ``clean base``, ``null control`` and ``<benchmark>
+    ×<k>`` for each benchmark of the testbed and each k of ``exposures`` (default the
+    config's ``zoo_exposures``); trained once, cached beside the testbed's runs."""
+    exposures = exposures or tb.config.zoo_exposures
+    models = {"clean base": tb.base, "null control": tb.runs[NULL].checkpoints[-1]}
+    general = cpt_mixture(tb.config, tb.corpus, tb.config.code_to_text).texts
+    settings = dataclasses.replace(leak_settings(tb.config), epochs=1)
+    base_id = fingerprint(model_folder(str(tb.base)))
+    for benchmark in dict.fromkeys(s.benchmark for s in tb.samples):
+        texts = {s.id: s.text for s in tb.samples if s.benchmark == benchmark}
+        for k in exposures:
+            copies = dict.fromkeys(texts, k)
+            run_key = key(base_id, general, texts, settings, copies, modules=(leak_module,))
+            folder = tb.cache_dir / "runs" / f"zoo-{benchmark}x{k}-{run_key}"
+            run = continue_training(tb.base, general, texts, settings, folder, progress, copies)
+            models[f"{benchmark} ×{k}"] = run.checkpoints[-1]
+    return models
+
+
+def planted(summary: pd.DataFrame, decision: str = "gray") -> pd.DataFrame:
+    """An audit summary of the zoo beside its known answer: per model and benchmark whether
+    leakage was planted there, the flag rate, the null's, the excess with its interval, and
+    whether the audit found it (the interval clears zero) — found where planted, not found
+    elsewhere, is the audit working."""
+    s = summary[summary.decision == decision].copy()
+    leaked_on = s.model.str.extract(r"^(.+) ×\d+$")[0]
+    s["planted"] = leaked_on.notna() & (leaked_on == s.benchmark.str.split(":").str[0])
+    s["found"] = s.excess_low > 0
+    columns = ["model", "benchmark", "planted", "rate", "null_rate", "excess", "excess_low"]
+    columns += ["excess_high", "p_vs_null", "found"]
+    return s[columns].reset_index(drop=True)

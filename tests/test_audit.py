@@ -1,0 +1,212 @@
+"""``srlib audit``: a local checkpoint (gray- and black-box) and ``srlib serve`` over loopback
+(black-box) give the same report format; the memorising model's excess over the clean
+reference is found; an interrupted audit resumes; each bad input is one line and exit 1."""
+
+import json
+import re
+import threading
+
+import pandas as pd
+import pytest
+
+from srlib.audit import audit
+from srlib.audit.run import summarise
+from srlib.benchmarks import load_benchmark
+from srlib.cli import main
+from srlib.models.hf import HFModel
+from srlib.models.serve import make_server
+from srlib.transforms import make_variants_many
+
+LIMIT = 6
+
+
+@pytest.fixture(scope="module")
+def variants():
+    """Variants of the first HumanEval samples, made once (the audit accepts given ones)."""
+    samples = load_benchmark("humaneval")[:LIMIT]
+    return {"humaneval": make_variants_many(samples, 2, seed=0, progress=False)}
+
+
+@pytest.fixture(scope="module")
+def served(tiny_model_dir):
+    """``srlib serve`` of the tiny model on a free loopback port, as ``URL#tiny``."""
+    srv = make_server(HFModel(str(tiny_model_dir), batch_size=1), port=0, name="tiny")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_port}/v1"
+    srv.shutdown()
+    srv.server_close()
+
+
+def _report_images(folder) -> list[str]:
+    page = (folder / "report.html").read_text()
+    return re.findall(r'<img src="data:image/png;base64,([^"]+)" alt="[^"]+"', page)
+
+
+def test_checkpoints_gray_and_black_against_a_reference(
+    memorised, tiny_model_dir, variants, tmp_path
+):
+    out = tmp_path / "audit"
+    models = {"memorised": memorised.name}
+    result = audit(
+        models,
+        ["humaneval"],
+        out,
+        n=2,
+        reference=str(tiny_model_dir),
+        limit=LIMIT,
+        max_new_tokens=8,
+        variants=variants,
+        progress=False,
+    )
+    assert result.settings == {
+        "memorised": ["gray", "black"],
+        tiny_model_dir.name: ["gray", "black"],
+    }
+    s = result.summary.set_index(["model", "decision"])
+    row = s.loc[("memorised", "gray")]
+    assert row.null == f"reference {tiny_model_dir.name}"
+    assert row.excess == pytest.approx(row.rate - row.null_rate)
+    assert row.excess_low <= row.excess <= row.excess_high
+    assert {"pooled_p", "gray/black agreement"} <= set(result.summary.columns)
+    assert ("memorised", "gray contrasted") in s.index
+    for name in ("samples.parquet", "samples.csv", "summary.json", "summary.csv", "report.html"):
+        assert (out / name).stat().st_size > 0
+    assert len(_report_images(out)) == 2
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["settings"]["memorised"] == ["gray", "black"]
+    table = pd.read_parquet(out / "samples.parquet")
+    assert len(table) == 2 * LIMIT and set(table.role) == {"audited", "reference"}
+    # the memorised samples (HumanEval/2 and /3) are the ones the model prefers most
+    own = table[table.model == "memorised"].set_index("id").sr_gray_margin
+    assert (
+        own.loc[["HumanEval/2", "HumanEval/3"]].min()
+        > own.drop(["HumanEval/2", "HumanEval/3"]).max()
+    )
+    # a rerun reads every part back and recomputes the same summary
+    again = audit(
+        models,
+        ["humaneval"],
+        out,
+        n=2,
+        reference=str(tiny_model_dir),
+        limit=LIMIT,
+        max_new_tokens=8,
+        variants=variants,
+        progress=False,
+    )
+    pd.testing.assert_frame_equal(again.summary, result.summary)
+    pd.testing.assert_frame_equal(summarise(again.samples, tiny_model_dir.name), result.summary)
+
+
+def test_an_interrupted_audit_resumes_from_its_finished_parts(tiny_model_dir, variants, tmp_path):
+    out = tmp_path / "audit"
+    args = dict(n=2, limit=LIMIT, setting="gray", variants=variants, progress=False)
+    first = audit([str(tiny_model_dir)], ["humaneval"], out, **args)
+    part = next((out / "parts").iterdir())
+    stamp = part.stat().st_mtime_ns
+    (out / "summary.json").unlink()  # as if killed before the end
+    second = audit([str(tiny_model_dir)], ["humaneval"], out, **args)
+    assert part.stat().st_mtime_ns == stamp  # read back, not recomputed
+    pd.testing.assert_frame_equal(first.summary, second.summary)
+
+
+def test_cli_against_srlib_serve_black_box_same_format(served, tiny_model_dir, tmp_path, capsys):
+    out = tmp_path / "served"
+    code = main(
+        [
+            "audit",
+            "--model",
+            f"{served}#tiny",
+            "--benchmark",
+            "humaneval",
+            "--limit",
+            "3",
+            "--n",
+            "1",
+            "--setting",
+            "black",
+            "--max-new-tokens",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "tiny: ran black" in printed and "report:" in printed
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.decision) == ["black"] and summary.samples.iloc[0] == 3
+    assert len(_report_images(out)) == 2
+    local = tmp_path / "local"
+    assert (
+        main(
+            [
+                "audit",
+                "--model",
+                str(tiny_model_dir),
+                "--benchmark",
+                "humaneval",
+                "--limit",
+                "3",
+                "--n",
+                "1",
+                "--setting",
+                "black",
+                "--max-new-tokens",
+                "4",
+                "--out",
+                str(local),
+            ]
+        )
+        == 0
+    )
+    theirs = pd.read_csv(local / "summary.csv")
+    assert list(theirs.columns) == list(summary.columns)
+    # the same model over HTTP and in-process: the same black-box flags
+    a, b = pd.read_parquet(out / "samples.parquet"), pd.read_parquet(local / "samples.parquet")
+    assert list(a.sr_black) == list(b.sr_black)
+
+
+def _one_line(capsys, argv, expected):
+    assert main(["audit", *argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("srlib audit: ")
+    assert expected in err, err
+
+
+def test_bad_inputs_are_one_line_each(tiny_model_dir, tmp_path, capsys):
+    model = str(tiny_model_dir)
+    base = ["--benchmark", "humaneval", "--out", str(tmp_path / "x")]
+    _one_line(
+        capsys,
+        ["--model", model, "--benchmark", "humaneva1", "--out", str(tmp_path / "y")],
+        "humaneva1",
+    )
+    _one_line(capsys, ["--model", str(tmp_path / "none"), *base], "no such model")
+    _one_line(capsys, ["--model", "http://127.0.0.1:9/v1#m", *base], "does not answer")
+    _one_line(capsys, ["--model", model, "--limit", "0", *base], "--limit must be at least 1")
+    first = ["--model", model, "--limit", "2", "--n", "1", "--setting", "gray"]
+    assert main(["audit", *first, *base]) == 0
+    capsys.readouterr()
+    _one_line(capsys, ["--model", model, "--limit", "3", *base], "holds another audit's results")
+
+
+def test_a_server_without_prompt_logprobs_cannot_run_gray_box(tmp_path, capsys, monkeypatch):
+    from srlib.models.openai import OpenAIModel, UnsupportedByServer
+
+    def no_echo(self, texts):
+        raise UnsupportedByServer(f"{self.url} returned no echo log-probs")
+
+    monkeypatch.setattr(OpenAIModel, "token_logprobs", no_echo)
+    monkeypatch.setattr("srlib.audit.models._check_server", lambda model, spec: None)
+    argv = [
+        "--model",
+        "http://127.0.0.1:9/v1#m",
+        "--benchmark",
+        "humaneval",
+        "--setting",
+        "gray",
+        "--out",
+        str(tmp_path / "g"),
+    ]
+    _one_line(capsys, argv, "gray-box needs prompt log-probs")
