@@ -99,6 +99,48 @@ def test_retries_with_backoff_then_succeeds_and_reports_missing_echo():
         server.server_close()
 
 
+class VLLMLike(BaseHTTPRequestHandler):
+    """vLLM's echo: ``max_tokens = 0`` is a 400 naming it; with 1, the prompt's tokens and
+    one generated token come back, and ``usage.prompt_tokens`` says where the prompt ends."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if req["max_tokens"] == 0:
+            error = {"message": "max_tokens must be at least 1, got 0.", "param": "max_tokens"}
+            self._reply(400, {"error": error})
+            return
+        prompt = req["prompt"].split(" ")
+        tokens = [prompt[0]] + [" " + t for t in prompt[1:]] + [" gen"]
+        values = [None] + [-float(k) for k in range(1, len(tokens) - 1)] + [-9.0]
+        logprobs = {"tokens": tokens, "token_logprobs": values}
+        choice = {"index": 0, "text": req["prompt"] + " gen", "logprobs": logprobs}
+        usage = {"prompt_tokens": len(prompt), "completion_tokens": 1}
+        self._reply(200, {"choices": [choice], "usage": usage})
+
+    def _reply(self, status, doc):
+        body = json.dumps(doc).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_echo_on_a_server_that_refuses_zero_new_tokens_drops_the_generated_one():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), VLLMLike)
+    try:
+        client = OpenAIModel(running(server), "x", concurrency=1)
+        scores = client.token_logprobs(["def f ( ) :", "a b"])
+        assert scores[0].tokens == [" f", " (", " )", " :"]
+        np.testing.assert_array_equal(scores[0].logprobs, [-1.0, -2.0, -3.0, -4.0])
+        assert scores[1].tokens == [" b"] and len(scores[1].mean) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_unreachable_server_is_a_clear_error():
     client = OpenAIModel("http://127.0.0.1:9/v1", "x", max_retries=0, timeout=2)
     with pytest.raises(ConnectionError, match="no answer after"):

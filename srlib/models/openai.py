@@ -1,7 +1,8 @@
 """OpenAI-compatible backend (vLLM, llama.cpp server, TGI, hosted APIs, ``srlib serve``).
 
 Generation uses ``/v1/completions``. Gray-box scores use ``echo`` with ``logprobs`` and
-``max_tokens = 0`` (the prompt's own token log-probs), which only some servers support; a
+``max_tokens = 0`` (the prompt's own token log-probs; vLLM refuses 0, so there one new token
+is asked for and cut off by ``usage.prompt_tokens``), which only some servers support; a
 server that does not is a clear ``UnsupportedByServer`` error, not a wrong number. Min-K%++
 needs μ and σ² over the whole vocabulary, which the API does not carry: they are NaN unless
 the server adds them (``srlib serve`` does, under ``logprobs.srlib``). Requests time out, are
@@ -69,6 +70,7 @@ class OpenAIModel:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.Client(timeout=timeout, headers=headers)
         self.fingerprint = f"openai:{base_url.rstrip('/')}:{model}"
+        self._needs_new_token = False  # the server refuses echo with max_tokens = 0 (vLLM)
 
     def _post(self, payload: dict) -> dict:
         import httpx
@@ -117,24 +119,44 @@ class OpenAIModel:
         return self._map(self._score_one, texts)
 
     def _score_one(self, text: str) -> TokenScores:
-        body = self._post(
-            {"prompt": text, "max_tokens": 0, "echo": True, "logprobs": 1, "temperature": 0}
-        )
+        body, prompt_tokens = self._echo(text)
         lp = (body.get("choices") or [{}])[0].get("logprobs")
         if not lp or not lp.get("token_logprobs"):
             raise UnsupportedByServer(
                 f"{self.url} returned no echo log-probs; gray-box scores need a server that "
                 "supports echo with logprobs (vLLM, srlib serve)"
             )
-        tokens, values = lp["tokens"][1:], lp["token_logprobs"][1:]
+        keep = prompt_tokens or len(lp["tokens"])
+        tokens, values = lp["tokens"][1:keep], lp["token_logprobs"][1:keep]
         extra = lp.get("srlib") or {}
         nan = [float("nan")] * len(tokens)
         return TokenScores(
             tokens,
             np.asarray(values, dtype=float),
-            np.asarray(extra.get("mean", nan), dtype=float),
-            np.asarray(extra.get("var", nan), dtype=float),
+            np.asarray(extra.get("mean", nan), dtype=float)[: len(tokens)],
+            np.asarray(extra.get("var", nan), dtype=float)[: len(tokens)],
         )
+
+    def _echo(self, text: str) -> tuple[dict, int | None]:
+        """The echo reply for ``text`` and how many of its tokens are the prompt's (None: all).
+        ``max_tokens = 0`` asks for the prompt alone; a server that refuses it (vLLM) is asked
+        for one new token, which is then cut off by the prompt's token count in ``usage``."""
+        payload = {"prompt": text, "echo": True, "logprobs": 1, "temperature": 0}
+        if not self._needs_new_token:
+            try:
+                return self._post({**payload, "max_tokens": 0}), None
+            except RequestRejected as e:
+                if "max_tokens" not in str(e):
+                    raise
+                self._needs_new_token = True
+        body = self._post({**payload, "max_tokens": 1})
+        prompt_tokens = (body.get("usage") or {}).get("prompt_tokens")
+        if not isinstance(prompt_tokens, int):
+            raise UnsupportedByServer(
+                f"{self.url} refuses max_tokens = 0 and reports no usage.prompt_tokens, so "
+                "the prompt's echoed log-probs cannot be told from the generated token's"
+            )
+        return body, prompt_tokens
 
     def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
         """Continuations per prompt, greedy unless ``settings.temperature`` > 0."""
