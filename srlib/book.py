@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from srlib.bookcheck import check_html
 from srlib.errors import InputError, SrlibError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,7 +220,8 @@ def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
 
 
 def build(root: Path = ROOT) -> Path:
-    """Compile the executed notebooks into HTML with Jupyter Book; warnings are errors."""
+    """Compile the executed notebooks into HTML with Jupyter Book (warnings are errors), then
+    check the HTML as a reader meets it (``srlib.bookcheck``): a broken page is an error."""
     exe = Path(sys.executable).with_name("jupyter-book")
     if not exe.is_file():
         raise FileNotFoundError(
@@ -231,4 +233,8 @@ def build(root: Path = ROOT) -> Path:
     index = root / "_build" / "html" / "index.html"
     if not index.is_file():
         raise RuntimeError(f"jupyter-book finished but {index} is missing")
+    problems = check_html(index.parent)
+    if problems:
+        listed = "; ".join(map(str, problems[:10]))
+        raise BuildFailed(f"the built book has {len(problems)} problem(s): {listed}")
     return index

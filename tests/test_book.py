@@ -139,6 +139,16 @@ def test_book_builds_with_benchmarks_table_and_figure(quick_book):
     assert "humaneval" in page and "pass rate" in page
 
 
+@pytest.mark.notebook
+def test_built_book_has_no_broken_link_image_or_error_output(quick_book):
+    from srlib.bookcheck import check_html
+
+    root, _, _ = quick_book
+    assert check_html(root / "_build" / "html") == []
+    pages = {p.name for p in (root / "_build" / "html" / "book" / "_executed").glob("*.html")}
+    assert "08-audit.html" in pages
+
+
 def test_notebooks_never_overwrite_their_parameters():
     """A parameter papermill injects always wins: no cell after the parameters cell assigns
     to a parameter's name (quick settings live in runs.yml)."""

@@ -1,0 +1,53 @@
+"""The HTML check of the built book finds each kind of problem a reader would meet, and
+nothing on a clean page."""
+
+import base64
+
+from srlib.bookcheck import check_html
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+
+
+def page(body: str, css: str = "s.css") -> str:
+    return f'<html><head><link rel="stylesheet" href="{css}"></head><body>{body}</body></html>'
+
+
+def test_a_clean_build_has_no_problems_and_each_fault_is_named(tmp_path):
+    (tmp_path / "s.css").write_text("body {}")
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "a.png").write_bytes(b"png")
+    (tmp_path / "img" / "empty.png").write_bytes(b"")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "two.html").write_text(
+        page('<h1 id="top">x</h1><a href="../one.html">1</a>', css="../s.css")
+    )
+    clean = page(
+        '<section id="s1"><a href="#s1">here</a><a href="#">top</a>'
+        '<a href="b/two.html#top">2</a><a href="https://example.org/x">ext</a>'
+        f'<img src="img/a.png"><img src="data:image/png;base64,{PNG}"></section>'
+    )
+    (tmp_path / "one.html").write_text(clean)
+    assert check_html(tmp_path) == []
+    broken = page(
+        '<a href="#nowhere">a</a><a href="b/two.html#gone">b</a><a href="missing.html">c</a>'
+        '<img src="img/empty.png"><img src="img/none.png"><img src="data:image/png;base64,">'
+        '<script src="gone.js"></script>'
+        '<div class="output traceback highlight-ipythontb"><pre>ValueError</pre></div>'
+    )
+    (tmp_path / "three.html").write_text(broken)
+    found = {(p.kind, p.detail) for p in check_html(tmp_path) if p.page == "three.html"}
+    assert found == {
+        ("broken anchor", "#nowhere"),
+        ("broken anchor", "b/two.html#gone"),
+        ("broken link", "missing.html"),
+        ("missing image", "img/empty.png"),
+        ("missing image", "img/none.png"),
+        ("empty image", "data:image/png;base64,"),
+        ("missing resource", "gone.js"),
+        ("error output", "1 code cell error(s)"),
+    }
+
+
+def test_an_empty_folder_is_a_problem(tmp_path):
+    (problem,) = check_html(tmp_path)
+    assert problem.kind == "no pages"
