@@ -172,6 +172,18 @@ def _kernel_threads(jobs: int):
                 os.environ[name] = value
 
 
+def _browser_check(html: Path) -> list:
+    """Problems a headless Chromium sees; without one, say so (the HTML check still ran)."""
+    from srlib.browsercheck import check_in_browser, find_browser
+
+    if find_browser() is None:
+        print("[book] no Chromium found: browser check not run (apt-get install chromium)")
+        return []
+    problems = check_in_browser(html, html.parent / "screenshots")
+    print(f"[book] every page opened in Chromium; screenshots in {html.parent / 'screenshots'}")
+    return problems
+
+
 def _absent(run: Run, runs: list[Run]) -> set[str]:
     """The runs ``run`` comes after that are not being executed (``only``): already there."""
     return set(run.after) - {r.notebook.stem for r in runs}
@@ -219,9 +231,11 @@ def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
     return out
 
 
-def build(root: Path = ROOT) -> Path:
+def build(root: Path = ROOT, browser: bool = True) -> Path:
     """Compile the executed notebooks into HTML with Jupyter Book (warnings are errors), then
-    check the HTML as a reader meets it (``srlib.bookcheck``): a broken page is an error."""
+    check the HTML as a reader meets it (``srlib.bookcheck``) and, with ``browser`` and a
+    Chromium installed, in a real browser with a screenshot per page
+    (``srlib.browsercheck``, into ``_build/screenshots``): a broken page is an error."""
     exe = Path(sys.executable).with_name("jupyter-book")
     if not exe.is_file():
         raise FileNotFoundError(
@@ -234,6 +248,8 @@ def build(root: Path = ROOT) -> Path:
     if not index.is_file():
         raise RuntimeError(f"jupyter-book finished but {index} is missing")
     problems = check_html(index.parent)
+    if browser and not problems:
+        problems = _browser_check(index.parent)
     if problems:
         listed = "; ".join(map(str, problems[:10]))
         raise BuildFailed(f"the built book has {len(problems)} problem(s): {listed}")

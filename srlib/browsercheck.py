@@ -1,0 +1,72 @@
+"""The built book opened page by page in a real browser (headless Chromium, driven by
+Playwright; the Debian package ``chromium`` is enough, nothing is downloaded): a JavaScript
+error, an image the browser could not decode (``naturalWidth == 0``), or a code cell's error
+output is a problem, and one full-page screenshot per page is saved for a reader to look at.
+``srlib.bookcheck`` checks the same HTML without a browser."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from srlib.bookcheck import Problem
+from srlib.errors import SrlibError
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+_SETTLE = """async () => {
+  for (const img of document.images) { img.loading = "eager"; }
+  await Promise.all(Array.from(document.images).map(img => img.complete ? null :
+    new Promise(done => { img.onload = img.onerror = done; setTimeout(done, 5000); })));
+  return {
+    broken: Array.from(document.images)
+      .filter(img => img.naturalWidth === 0).map(img => img.getAttribute("src").slice(0, 80)),
+    errors: document.querySelectorAll(".output.traceback, .output.error").length,
+  };
+}"""
+
+
+class NoBrowser(SrlibError):
+    """No Chromium to check the book with; names what to install."""
+
+
+def find_browser() -> str | None:
+    """The path of an installed Chromium or Chrome, or None."""
+    return next((path for name in BROWSERS if (path := shutil.which(name))), None)
+
+
+def check_in_browser(
+    build: str | Path, screenshots: str | Path | None = None, executable: str | None = None
+) -> list[Problem]:
+    """Open every page of the HTML build in headless Chromium; the problems found, and a
+    screenshot per page in ``screenshots`` (default: ``<build>/../screenshots``)."""
+    from playwright.sync_api import sync_playwright
+
+    build = Path(build)
+    executable = executable or find_browser()
+    if executable is None:
+        raise NoBrowser("no Chromium found: install it (Debian: apt-get install chromium)")
+    shots = Path(screenshots) if screenshots else build.parent / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    pages = sorted(p for p in build.rglob("*.html") if "_static" not in p.parts)
+    problems: list[Problem] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        seen: list[str] = []
+        tab.on("pageerror", lambda e: seen.append(f"{e}"))
+        tab.on("console", lambda m: seen.append(m.text) if m.type == "error" else None)
+        for path in pages:
+            name = str(path.relative_to(build))
+            seen.clear()
+            tab.goto(path.resolve().as_uri(), wait_until="load")
+            state = tab.evaluate(_SETTLE)
+            tab.screenshot(path=shots / f"{name.replace('/', '__')}.png", full_page=True)
+            problems += [Problem(name, "javascript error", text) for text in seen]
+            problems += [Problem(name, "image not shown", src) for src in state["broken"]]
+            if state["errors"]:
+                problems.append(
+                    Problem(name, "error output", f"{state['errors']} code cell error(s)")
+                )
+        browser.close()
+    return problems
