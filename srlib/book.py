@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from srlib.appendix import write_appendix, write_headline
 from srlib.bookcheck import check_html
 from srlib.errors import InputError, SrlibError
 
@@ -241,6 +242,9 @@ def build(root: Path = ROOT, browser: bool = True) -> Path:
         raise FileNotFoundError(
             f"{exe} not found: install the book extra (pip install -e '.[book]')"
         )
+    executed = sorted(p for p in (root / EXECUTED).glob("*.ipynb") if ".partial" not in p.name)
+    write_appendix(root, executed, root / ".srlib-cache")
+    write_headline(root, executed)
     cmd = [str(exe), "build", str(root), "--path-output", str(root), "-W", "-n", "--keep-going"]
     if subprocess.run(cmd, cwd=root).returncode != 0:
         raise BuildFailed(f"jupyter-book could not build {root} (its messages are above)")

@@ -1,0 +1,159 @@
+"""The pages every build writes from what was actually run: the reproducibility appendix
+(the commit, the versions of the packages that matter, the machine, each chapter's
+parameters as papermill injected them and its execution time, the cache's size) and the
+landing page's headline (the printed output of the cells tagged ``headline``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = (
+    "srlib",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "numpy",
+    "pandas",
+    "scikit-learn",
+    "scipy",
+    "libcst",
+    "datasketch",
+    "detect-secrets",
+    "seaborn",
+    "papermill",
+    "jupyter-book",
+)
+
+
+def _commit(root: Path) -> str:
+    """The checked-out commit, marked when the working tree has changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return head + (" (with uncommitted changes)" if dirty else "")
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _machine() -> list[tuple[str, str]]:
+    """Cores, memory, processor and GPU of this machine."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    try:
+        import torch
+
+        gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    except ImportError:
+        gpu = "unknown (torch not installed)"
+    return [
+        ("system", f"{platform.system()} {platform.release()} ({platform.machine()})"),
+        ("Python", platform.python_version()),
+        ("CPU cores", str(os.cpu_count())),
+        ("memory", f"{memory:.1f} GiB"),
+        ("GPU", gpu),
+    ]
+
+
+def _size(folder: Path) -> str:
+    total = (
+        sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder.exists() else 0
+    )
+    return f"{total / 2**20:,.1f} MiB"
+
+
+def _chapters(executed: list[Path]) -> list[str]:
+    """One section per executed chapter: its run time and the parameters it ran with."""
+    out = []
+    for path in executed:
+        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("papermill", {})
+        params = meta.get("parameters") or {}
+        duration = meta.get("duration")
+        took = f"{duration / 60:.1f} min" if isinstance(duration, int | float) else "unknown"
+        out += [
+            f"### {path.stem}",
+            "",
+            f"Executed {meta.get('end_time', '?')[:19]}, in {took}.",
+            "",
+        ]
+        if params:
+            out += ["| parameter | value |", "|---|---|"]
+            out += [f"| `{k}` | `{json.dumps(v)}` |" for k, v in params.items()]
+        else:
+            out += ["Its defaults (no parameter injected)."]
+        out.append("")
+    return out
+
+
+def write_appendix(root: Path, executed: list[Path], cache: Path) -> Path:
+    """Write ``book/appendix.md`` for the chapters in ``executed``; its path."""
+    lines = [
+        "# Appendix: how this book was built",
+        "",
+        "Written by the build from what was run; nothing on this page is typed by hand.",
+        "",
+        f"**Commit**: `{_commit(root)}`",
+        "",
+        "## Machine",
+        "",
+        "| | |",
+        "|---|---|",
+        *[f"| {k} | {v} |" for k, v in _machine()],
+        "",
+        "## Packages",
+        "",
+        "| package | version |",
+        "|---|---|",
+        *[f"| {name} | {_version(name)} |" for name in PACKAGES],
+        "",
+        f"## Cache\n\n`{cache.name}/` holds {_size(cache)} of trained models, runs and scores.",
+        "",
+        "## Chapters as run",
+        "",
+        *_chapters(executed),
+    ]
+    path = root / "book" / "appendix.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def write_headline(root: Path, executed: list[Path]) -> Path:
+    """Write ``book/headline.md``: what the cells tagged ``headline`` printed, chapter by
+    chapter, or a line saying which chapter provides it when none has run."""
+    parts = []
+    for path in executed:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            if "headline" not in cell.get("metadata", {}).get("tags", []):
+                continue
+            text = "".join(
+                "".join(o.get("text", ""))
+                for o in cell.get("outputs", [])
+                if o.get("output_type") == "stream" and o.get("name") == "stdout"
+            )
+            if text.strip():
+                parts += [f"From {{doc}}`_executed/{path.stem}`:", "", "```text", text.strip()]
+                parts += ["```", ""]
+    if not parts:
+        parts = ["The detection chapter computes it when the book is built."]
+    path = root / "book" / "headline.md"
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return path

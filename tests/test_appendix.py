@@ -1,0 +1,44 @@
+"""The pages the build writes: the appendix from papermill's metadata, the headline from
+the cells tagged ``headline``."""
+
+import nbformat
+
+from srlib.appendix import write_appendix, write_headline
+
+
+def executed(path, parameters, printed, tags=("headline",)):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print('x')", metadata={"tags": list(tags)})
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)]
+    nb.cells = [cell]
+    nb.metadata["papermill"] = {
+        "parameters": parameters,
+        "duration": 90.0,
+        "end_time": "2026-12-01T05:00:00.000000+00:00",
+    }
+    nbformat.write(nb, path)
+    return path
+
+
+def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
+    (tmp_path / "book").mkdir()
+    cache = tmp_path / ".srlib-cache"
+    cache.mkdir()
+    (cache / "scores.sqlite").write_bytes(b"x" * 2**20)
+    a = executed(tmp_path / "00-a.ipynb", {"limit": 5, "benchmarks": ["mbpp"]}, "hello")
+    b = executed(tmp_path / "01-b.ipynb", {}, "", tags=())
+    page = write_appendix(tmp_path, [a, b], cache).read_text()
+    assert "| CPU cores |" in page and "| torch |" in page and "1.0 MiB" in page
+    assert '| `benchmarks` | `["mbpp"]` |' in page and "in 1.5 min" in page
+    assert "### 01-b" in page and "Its defaults" in page
+    assert "not a git checkout" in page  # tmp_path is no repository
+
+
+def test_headline_is_what_the_tagged_cells_printed(tmp_path):
+    (tmp_path / "book").mkdir()
+    a = executed(tmp_path / "04-detection.ipynb", {}, "SR beats the baseline by 0.1 MCC.\n")
+    b = executed(tmp_path / "05-other.ipynb", {}, "not this", tags=())
+    text = write_headline(tmp_path, [a, b]).read_text()
+    assert "SR beats the baseline by 0.1 MCC." in text and "not this" not in text
+    assert "{doc}`_executed/04-detection`" in text
+    assert "computes it" in write_headline(tmp_path, [b]).read_text()
