@@ -1,6 +1,7 @@
 """Checks of the built book as a reader meets it, on the HTML alone (no browser): every
 image file present and non-empty (or a non-empty ``data:`` URI), every internal link and
-anchor resolving, every stylesheet and script present, and no code cell showing an error.
+anchor resolving, every stylesheet and script present, and no code cell showing an error
+or an empty output box.
 The browser check (``srlib.browsercheck``) adds what only a browser sees."""
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class _Page(HTMLParser):
         self.images: list[str] = []
         self.resources: list[str] = []
         self.errors = 0
+        self.empty_outputs = 0
+        self._stream_depth = 0  # inside a stream output: its div depth, else 0
+        self._stream_text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
@@ -52,6 +56,21 @@ class _Page(HTMLParser):
         classes = a.get("class", "").split()
         if "output" in classes and ("traceback" in classes or "error" in classes):
             self.errors += 1
+        if tag == "div":
+            if self._stream_depth:
+                self._stream_depth += 1
+            elif "output" in classes and "stream" in classes:
+                self._stream_depth, self._stream_text = 1, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "div" and self._stream_depth:
+            self._stream_depth -= 1
+            if not self._stream_depth and not "".join(self._stream_text).strip():
+                self.empty_outputs += 1
+
+    def handle_data(self, data: str) -> None:
+        if self._stream_depth:
+            self._stream_text.append(data)
 
 
 def _internal(url: str) -> bool:
@@ -78,6 +97,8 @@ def check_html(build: str | Path) -> list[Problem]:
             problems += _link(build, pages, path, name, href)
         if page.errors:
             problems.append(Problem(name, "error output", f"{page.errors} code cell error(s)"))
+        if page.empty_outputs:
+            problems.append(Problem(name, "empty output", f"{page.empty_outputs} empty box(es)"))
     return problems
 
 

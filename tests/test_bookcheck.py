@@ -33,6 +33,9 @@ def test_a_clean_build_has_no_problems_and_each_fault_is_named(tmp_path):
         '<img src="img/empty.png"><img src="img/none.png"><img src="data:image/png;base64,">'
         '<script src="gone.js"></script>'
         '<div class="output traceback highlight-ipythontb"><pre>ValueError</pre></div>'
+        '<div class="output stream highlight-myst-ansi"><div class="highlight"><pre>\n\n'
+        "</pre></div></div>"
+        '<div class="output stream"><div><pre>printed</pre></div></div>'
     )
     (tmp_path / "three.html").write_text(broken)
     found = {(p.kind, p.detail) for p in check_html(tmp_path) if p.page == "three.html"}
@@ -45,6 +48,7 @@ def test_a_clean_build_has_no_problems_and_each_fault_is_named(tmp_path):
         ("empty image", "data:image/png;base64,"),
         ("missing resource", "gone.js"),
         ("error output", "1 code cell error(s)"),
+        ("empty output", "1 empty box(es)"),
     }
 
 

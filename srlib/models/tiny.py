@@ -31,7 +31,9 @@ def train_tokenizer(texts: Sequence[str], vocab_size: int = 2048):
     from transformers import PreTrainedTokenizerFast
 
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(list(texts), vocab_size=vocab_size, special_tokens=[EOS])
+    bpe.train_from_iterator(
+        list(texts), vocab_size=vocab_size, special_tokens=[EOS], show_progress=False
+    )  # its progress lines went to stdout: an empty output box in the book
     return PreTrainedTokenizerFast(
         tokenizer_object=bpe._tokenizer, eos_token=EOS, pad_token=EOS, unk_token=EOS
     )
