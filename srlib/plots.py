@@ -11,6 +11,10 @@ import seaborn as sns
 if TYPE_CHECKING:
     from srlib.models.base import TokenScores
 
+THEME = {"style": "whitegrid", "context": "notebook", "palette": "colorblind"}
+"""The book's one look; importing this module applies it (every chapter draws through it)."""
+sns.set_theme(**THEME)
+
 
 def length_distribution(lengths: pd.DataFrame, column: str = "solution_tokens") -> plt.Figure:
     """Distribution of a length column per benchmark (log-scaled histogram + ECDF)."""
@@ -80,7 +84,7 @@ def token_logprobs(traces: dict[str, TokenScores], window: int = 5) -> plt.Figur
         )
     ax.set(
         xlabel="token position",
-        ylabel=f"log p (rolling mean of {window})",
+        ylabel=f"log p (nats; rolling mean of {window})",
         title="Per-token log-probabilities",
     )
     ax.legend(fontsize=8, loc="lower right")
@@ -95,7 +99,7 @@ def loss_curve(losses: list[float] | dict[str, list[float]], smooth: int = 1) ->
     fig, ax = plt.subplots(figsize=(7, 3.2))
     for name, values in curves.items():
         ax.plot(pd.Series(values).rolling(smooth, min_periods=1).mean().values, label=name)
-    ax.set(xlabel="step", ylabel="loss", title="Training loss")
+    ax.set(xlabel="optimiser step", ylabel="loss (nats per token)", title="Training loss")
     if len(curves) > 1:
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -110,7 +114,13 @@ def cluster_sizes(parts: pd.DataFrame) -> plt.Figure:
         rows += [{"members": m, "clusters": c, "kind": kind} for m, c in sizes.items()]
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     sns.scatterplot(pd.DataFrame(rows), x="members", y="clusters", hue="kind", ax=ax)
-    ax.set(xscale="log", yscale="log", title="Cluster sizes")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="secrets per cluster",
+        ylabel="clusters of that size",
+        title="Cluster sizes",
+    )
     fig.tight_layout()
     return fig
 
@@ -123,7 +133,12 @@ def memorisation(table: pd.DataFrame) -> plt.Figure:
     )
     fig, ax = plt.subplots(figsize=(7, 3.4))
     sns.lineplot(long, x="epoch", y="value", hue="run", style="samples", marker="o", ax=ax)
-    ax.set(ylabel="perplexity", yscale="log", title="Leaked and held-out perplexity")
+    ax.set(
+        xlabel="epoch of continued pre-training",
+        ylabel="perplexity (per token)",
+        yscale="log",
+        title="Leaked and held-out perplexity",
+    )
     ax.xaxis.get_major_locator().set_params(integer=True)
     fig.tight_layout()
     return fig
