@@ -55,3 +55,25 @@ def test_a_clean_build_has_no_problems_and_each_fault_is_named(tmp_path):
 def test_an_empty_folder_is_a_problem(tmp_path):
     (problem,) = check_html(tmp_path)
     assert problem.kind == "no pages"
+
+
+def test_the_browser_sees_script_errors_and_images_it_cannot_show(tmp_path):
+    import pytest
+
+    from srlib.browsercheck import check_in_browser, find_browser
+
+    if find_browser() is None:
+        pytest.skip("no Chromium installed (.ci/run installs Debian's)")
+    png = base64.b64decode(  # a real 1×1 PNG: shown
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
+    (tmp_path / "ok.png").write_bytes(png)
+    (tmp_path / "bad.png").write_bytes(b"not a png")
+    (tmp_path / "good.html").write_text('<html><body><img src="ok.png"></body></html>')
+    (tmp_path / "bad.html").write_text(
+        '<html><body><img src="bad.png"><script>undefinedFunction()</script></body></html>'
+    )
+    problems = check_in_browser(tmp_path, tmp_path / "shots")
+    kinds = {(p.page, p.kind) for p in problems}
+    assert kinds == {("bad.html", "javascript error"), ("bad.html", "image not shown")}
+    assert {p.name for p in (tmp_path / "shots").iterdir()} == {"good.html.png", "bad.html.png"}
