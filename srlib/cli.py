@@ -208,6 +208,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, parents=[debug])
 
+    def variant_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--n", type=int, default=5, help="variants per sample")
+        kinds = ["function", "variable", "test"]
+        p.add_argument("--kinds", nargs="+", default=kinds, choices=kinds)
+        p.add_argument("--seed", type=int, default=0, help="same seed, same variants")
+
     p = command("book", "execute the notebooks of runs.yml and build the book")
     p.add_argument("--quick", action="store_true", help="use each run's quick parameters")
     p.add_argument("--only", nargs="+", help="notebook names (stems) to execute")
@@ -231,14 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = command("variants", "write a benchmark's validated variants in its published format")
     p.add_argument("benchmark", help="registry name (humaneval, mbpp, ...) or jsonl:PATH")
-    p.add_argument("--n", type=int, default=5, help="variants per sample")
-    p.add_argument(
-        "--kinds",
-        nargs="+",
-        default=["function", "variable", "test"],
-        choices=["function", "variable", "test"],
-    )
-    p.add_argument("--seed", type=int, default=0)
+    variant_options(p)
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
     p.add_argument("--format", choices=("native", "srlib"), default="native")
@@ -301,18 +300,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--benchmark", action="append", required=True, help="registry name or jsonl:PATH (repeat)"
     )
-    p.add_argument("--n", type=int, default=5, help="variants per sample")
+    variant_options(p)
     p.add_argument("--setting", choices=("gray", "black", "both"), default="both")
     p.add_argument("--reference", help="a model that never saw the benchmarks: the null")
     p.add_argument("--control", help="samples the models cannot have seen (benchmark spec)")
     p.add_argument("--limit", type=int, help="first N samples of each benchmark")
-    p.add_argument(
-        "--kinds",
-        nargs="+",
-        default=["function", "variable", "test"],
-        choices=["function", "variable", "test"],
-    )
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=128, help="black-box continuation")
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="float32", help="bfloat16 on GPUs")

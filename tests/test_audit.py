@@ -110,27 +110,15 @@ def test_an_interrupted_audit_resumes_from_its_finished_parts(tiny_model_dir, va
     pd.testing.assert_frame_equal(first.summary, second.summary)
 
 
+def black_box(model: str, out) -> list[str]:
+    """``srlib audit`` arguments: three HumanEval samples, one variant, black-box."""
+    return ["audit", "--model", model, "--benchmark", "humaneval", "--limit", "3", "--n", "1",
+            "--setting", "black", "--max-new-tokens", "4", "--out", str(out)]  # fmt: skip
+
+
 def test_cli_against_srlib_serve_black_box_same_format(served, tiny_model_dir, tmp_path, capsys):
     out = tmp_path / "served"
-    code = main(
-        [
-            "audit",
-            "--model",
-            f"{served}#tiny",
-            "--benchmark",
-            "humaneval",
-            "--limit",
-            "3",
-            "--n",
-            "1",
-            "--setting",
-            "black",
-            "--max-new-tokens",
-            "4",
-            "--out",
-            str(out),
-        ]
-    )
+    code = main(black_box(f"{served}#tiny", out))
     assert code == 0
     printed = capsys.readouterr().out
     assert "tiny: ran black" in printed and "report:" in printed
@@ -138,28 +126,7 @@ def test_cli_against_srlib_serve_black_box_same_format(served, tiny_model_dir, t
     assert list(summary.decision) == ["black"] and summary.samples.iloc[0] == 3
     assert len(_report_images(out)) == 2
     local = tmp_path / "local"
-    assert (
-        main(
-            [
-                "audit",
-                "--model",
-                str(tiny_model_dir),
-                "--benchmark",
-                "humaneval",
-                "--limit",
-                "3",
-                "--n",
-                "1",
-                "--setting",
-                "black",
-                "--max-new-tokens",
-                "4",
-                "--out",
-                str(local),
-            ]
-        )
-        == 0
-    )
+    assert main(black_box(str(tiny_model_dir), local)) == 0
     theirs = pd.read_csv(local / "summary.csv")
     assert list(theirs.columns) == list(summary.columns)
     # the same model over HTTP and in-process: the same black-box flags
