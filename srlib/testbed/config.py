@@ -59,7 +59,7 @@ class TestbedConfig:
     epochs: int = 3  # epochs of continued pre-training, one checkpoint after each
     exposure_sweep: tuple[int, ...] = (1, 2, 4, 8)  # one more run (one epoch): copies per group
     paraphrase: bool = True  # one more run: each leaked sample seen as an unscored variant
-    zoo_exposures: tuple[int, ...] = (2, 8)  # the audit's zoo: one model per benchmark and
+    zoo_exposures: tuple[int, ...] = (1, 4)  # the audit's zoo: one model per benchmark and
     # count, trained on every sample of that benchmark only, seen this many times
     cpt_lr: float = 3e-3  # peak learning rate of continued pre-training (1e-3: p ≈ 0.007 only)
     # --- scoring ---
