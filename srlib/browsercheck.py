@@ -26,6 +26,12 @@ _SETTLE = """async () => {
 }"""
 
 
+def _redirect(page: Path) -> bool:
+    """A page that only forwards to another (``index.html``): the browser checks the target."""
+    head = page.read_text(encoding="utf-8", errors="replace")[:2000].lower()
+    return 'http-equiv="refresh"' in head
+
+
 class NoBrowser(SrlibError):
     """No Chromium to check the book with; names what to install."""
 
@@ -48,7 +54,9 @@ def check_in_browser(
         raise NoBrowser("no Chromium found: install it (Debian: apt-get install chromium)")
     shots = Path(screenshots) if screenshots else build.parent / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
-    pages = sorted(p for p in build.rglob("*.html") if "_static" not in p.parts)
+    pages = sorted(
+        p for p in build.rglob("*.html") if "_static" not in p.parts and not _redirect(p)
+    )
     problems: list[Problem] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])

@@ -99,6 +99,9 @@ def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_pa
     assert (last.exposures == config.repeats * config.epochs).all()
     assert tb.runs["null"].exposures.empty
     stamps = {p: p.stat().st_mtime_ns for run in tb.runs.values() for p in run.checkpoints}
+    core = build(config, cache, progress=False, core_only=True)
+    assert list(core.runs) == [tb.main, "null"]
+    assert core.runs[tb.main].checkpoints == tb.runs[tb.main].checkpoints
     again = build(config, cache, progress=False)
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing retrained
     assert again.base == tb.base and again.split.equals(tb.split)
