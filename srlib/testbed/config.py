@@ -36,7 +36,8 @@ class TestbedConfig:
     base_chars: int = 4_000_000  # characters of general text the base model is trained on
     cpt_chars: int = 300_000  # characters of fresh general text in continued pre-training
     code_to_text: float = 0.75  # share of code (by characters) in the general text
-    code_to_text_sweep: tuple[float, ...] = (0.25, 0.5, 0.75)  # mixing ratios compared
+    code_to_text_sweep: tuple[float, ...] = (0.25, 0.75)  # mixing ratios compared (add 0.5
+    # where the time allows: each ratio is one more three-epoch run, scored)
     # --- base model ---
     base_model: str | None = None  # a checkpoint folder or cached HF id; None: train one here
     model: TinyConfig = field(
