@@ -47,17 +47,8 @@ def test_checkpoints_gray_and_black_against_a_reference(
 ):
     out = tmp_path / "audit"
     models = {"memorised": memorised.name}
-    result = audit(
-        models,
-        ["humaneval"],
-        out,
-        n=2,
-        reference=str(tiny_model_dir),
-        limit=LIMIT,
-        max_new_tokens=8,
-        variants=variants,
-        progress=False,
-    )
+    kwargs = dict(n=2, reference=str(tiny_model_dir), limit=LIMIT, max_new_tokens=8)
+    result = audit(models, ["humaneval"], out, variants=variants, progress=False, **kwargs)
     assert result.settings == {
         "memorised": ["gray", "black"],
         tiny_model_dir.name: ["gray", "black"],
@@ -83,17 +74,7 @@ def test_checkpoints_gray_and_black_against_a_reference(
         > own.drop(["HumanEval/2", "HumanEval/3"]).max()
     )
     # a rerun reads every part back and recomputes the same summary
-    again = audit(
-        models,
-        ["humaneval"],
-        out,
-        n=2,
-        reference=str(tiny_model_dir),
-        limit=LIMIT,
-        max_new_tokens=8,
-        variants=variants,
-        progress=False,
-    )
+    again = audit(models, ["humaneval"], out, variants=variants, progress=False, **kwargs)
     pd.testing.assert_frame_equal(again.summary, result.summary)
     pd.testing.assert_frame_equal(summarise(again.samples, tiny_model_dir.name), result.summary)
 
