@@ -9,6 +9,7 @@ import pytest
 from srlib import book
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.xdist_group("testbed")  # one worker builds the quick testbed once
 
 
 def notebook(path, *sources, params="x = 1"):
@@ -113,7 +114,7 @@ def quick_book(tmp_path_factory, quick_testbed_cache):
     root = tmp_path_factory.mktemp("book")
     (root / ".srlib-cache").mkdir()
     (root / ".srlib-cache" / "testbed").symlink_to(quick_testbed_cache[1])
-    for name in ("_config.yml", "_toc.yml", "runs.yml"):
+    for name in ("_config.yml", "_toc.yml", "runs.yml", "references.bib"):
         shutil.copy(ROOT / name, root / name)
     for folder in ("notebooks", "book"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("_executed"))
