@@ -9,7 +9,6 @@ import pytest
 from srlib import book
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.xdist_group("testbed")  # one worker builds the quick testbed once
 
 
 def notebook(path, *sources, params="x = 1"):

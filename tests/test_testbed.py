@@ -14,8 +14,6 @@ from srlib.testbed.build import build, split_samples
 from srlib.testbed.config import key, profile
 from srlib.testbed.corpus import Corpus, Mixture
 
-pytestmark = pytest.mark.xdist_group("testbed")  # with the quick book: one quick testbed
-
 
 def test_documents_overlapping_a_sample_are_found_with_their_reason():
     samples = load_benchmark("humaneval")[:3]
