@@ -314,25 +314,26 @@ def summarise(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame
                 continue
             null, source = None, "none"
             if reference and model != reference and decision != "gray contrasted":
-                null = table[(table.model == reference) & (table.benchmark == name)][column]
+                null = bench[(bench.model == reference) & (bench.benchmark == name)][column]
                 source = f"reference {reference}"
             elif not ctrl.empty and column in ctrl and ctrl[column].notna().any():
                 null, source = ctrl[column], "control samples"
             fr = flag_rate(list(g[column]), g.n_variants.to_numpy(), null)
             row = {"model": model, "benchmark": name, "decision": decision, "null": source}
-            rows.append(row | fr | _pooled(table, g, ctrl, decision, reference))
-        if {"sr_gray", "sr_black"} <= set(g) and g.sr_black.notna().any():
-            both = g[g.sr_gray.notna() & g.sr_black.notna()]
-            agree = both.sr_gray.astype(bool) == both.sr_black.astype(bool)
-            kappa = cohen_kappa_score(both.sr_gray.astype(bool), both.sr_black.astype(bool))
+            rows.append(row | fr | _pooled(bench, g, ctrl, decision, reference))
+        both = (
+            g[g.sr_gray.notna() & g.sr_black.notna()] if {"sr_gray", "sr_black"} <= set(g) else []
+        )
+        if len(both):
+            gray, black = both.sr_gray.astype(bool), both.sr_black.astype(bool)
             for row in rows:
                 if row["model"] == model and row["benchmark"] == name:
-                    row["gray/black agreement"] = float(agree.mean()) if len(both) else np.nan
-                    row["gray/black kappa"] = float(kappa) if len(both) else np.nan
+                    row["gray/black agreement"] = float((gray == black).mean())
+                    row["gray/black kappa"] = float(cohen_kappa_score(gray, black))
     return pd.DataFrame(rows)
 
 
-def _pooled(table, g, ctrl, decision, reference) -> dict:
+def _pooled(bench, g, ctrl, decision, reference) -> dict:
     """The benchmark-level tests of the gray-box preference for originals: against the
     reference (Wilcoxon, paired by sample) and against control samples (Mann-Whitney)."""
     if decision != "gray" or "gray_scores" not in g:
@@ -341,7 +342,7 @@ def _pooled(table, g, ctrl, decision, reference) -> dict:
     target = list(g.gray_scores)
     model, name = g.model.iloc[0], g.benchmark.iloc[0]
     if reference and model != reference:
-        ref_rows = table[(table.model == reference) & (table.benchmark == name)]
+        ref_rows = bench[(bench.model == reference) & (bench.benchmark == name)]
         ref = ref_rows.set_index("id").gray_scores.reindex(g.id)
         test = pooled_test(target, list(ref), method="wilcoxon")
         out.update(pooled_p=test.p_value, pooled_effect=test.effect)
