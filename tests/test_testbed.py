@@ -224,7 +224,7 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     import pandas as pd
 
     from srlib.testbed.leak import _load
-    from srlib.testbed.zoo import planted, zoo
+    from srlib.testbed.zoo import planted, testbed_variants, zoo
 
     tb, _ = quick_testbed_cache
     models = zoo(tb, progress=False)
@@ -234,6 +234,11 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     humaneval = {s.id for s in tb.samples if s.benchmark == "humaneval"}
     assert set(run.exposures.id) == humaneval and (run.exposures.exposures == k).all()
     assert zoo(tb, progress=False) == models  # cached: nothing retrained
+    given = testbed_variants(tb, ["mbpp:test", "humaneval"])
+    mbpp = [s for s in tb.samples if s.benchmark == "mbpp"]
+    assert [v.original_id for vs in given["mbpp:test"] for v in vs] == [
+        s.id for s, vs in zip(tb.samples, tb.variants, strict=True) if s in mbpp for _ in vs
+    ]
     summary = pd.DataFrame(
         {
             "model": ["humaneval ×2", "humaneval ×2", "null control"],

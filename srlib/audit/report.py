@@ -8,7 +8,6 @@ import html
 import io
 
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from srlib.plots import audit_heatmap, audit_rates
 
@@ -89,10 +88,3 @@ def render(result) -> str:
 def write_report(result) -> None:
     """``report.html`` in the audit's folder."""
     (result.out / "report.html").write_text(render(result), encoding="utf-8")
-
-
-def read_summary(folder) -> pd.DataFrame:
-    """The summary table of a finished audit folder."""
-    from pathlib import Path
-
-    return pd.read_csv(Path(folder) / "summary.csv")

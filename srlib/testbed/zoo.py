@@ -40,6 +40,16 @@ def zoo(
     return models
 
 
+def testbed_variants(tb: Testbed, benchmarks: list[str]) -> dict[str, list]:
+    """The testbed's own variants of each named benchmark (``name`` or ``name:split``), in
+    sample order, for ``audit(variants=...)``: the audit then scores exactly the texts the
+    testbed scored, so the score cache already holds the clean base model's scores."""
+    by_name: dict[str, list] = {}
+    for sample, vs in zip(tb.samples, tb.variants, strict=True):
+        by_name.setdefault(sample.benchmark, []).append(vs)
+    return {b: by_name[b.split(":")[0]] for b in benchmarks}
+
+
 def planted(summary: pd.DataFrame, decision: str = "gray") -> pd.DataFrame:
     """An audit summary of the zoo beside its known answer: per model and benchmark whether
     leakage was planted there, the flag rate, the null's, the excess with its interval, and
