@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from srlib.sandbox import run_program
+from srlib.execution.sandbox import run_program
 
 PROGRAM = "assert sum(range(10)) == 45\n"
 

@@ -1,8 +1,8 @@
 """srlib: data leakage in the evaluation of code models (SrDetection and duplication studies)."""
 
 from srlib.benchmarks import available_benchmarks, load_benchmark
+from srlib.execution.sandbox import ExecResult, run_program, run_programs
 from srlib.samples import Sample, read_jsonl, write_jsonl
-from srlib.sandbox import ExecResult, run_program, run_programs
 
 __version__ = "0.1.0"
 

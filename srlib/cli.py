@@ -15,7 +15,7 @@ from srlib.errors import SrlibError, describe
 
 
 def _book(args: argparse.Namespace) -> int:
-    from srlib import book
+    from srlib.book import runner as book
 
     book.execute(quick=args.quick, only=args.only, force=args.force, jobs=args.jobs)
     if not args.no_build:
@@ -24,7 +24,7 @@ def _book(args: argparse.Namespace) -> int:
 
 
 def _benchmarks(args: argparse.Namespace) -> int:
-    from srlib.tables import availability
+    from srlib.benchmarks.tables import availability
 
     table = availability()
     print(table.drop(columns="how to get it").to_string(index=False))
@@ -35,8 +35,8 @@ def _benchmarks(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from srlib.benchmarks import load_benchmark
-    from srlib.execution import check_samples
-    from srlib.tables import pass_table
+    from srlib.benchmarks.check import check_samples
+    from srlib.benchmarks.tables import pass_table
 
     samples = load_benchmark(args.benchmark)[: args.limit]
     checks = check_samples(samples, timeout=args.timeout, workers=args.workers)

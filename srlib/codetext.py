@@ -3,6 +3,8 @@ offsets (which newlines count, and how a 1-based line maps to a character offset
 
 from __future__ import annotations
 
+import difflib
+import html
 import re
 
 NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -29,3 +31,16 @@ def char_offset(text: str, starts: list[int], line: int, col_bytes: int) -> int:
     start = starts[line - 1]
     end = starts[line] if line < len(starts) else len(text)
     return start + len(text[start:end].encode("utf-8")[:col_bytes].decode("utf-8", "ignore"))
+
+
+_SPLIT = re.compile(rf"{CODE_TOKEN.pattern}|\s+")  # code tokens and the space between
+
+
+def highlight(a: str, b: str) -> str:
+    """``b`` as HTML, with the tokens that differ from ``a`` marked."""
+    ta, tb = _SPLIT.findall(a), _SPLIT.findall(b)
+    out = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes():
+        text = html.escape("".join(tb[j1:j2]))
+        out.append(text if tag == "equal" or not text else f"<mark>{text}</mark>")
+    return "".join(out)

@@ -4,6 +4,7 @@ packages, the real code that is on every machine (training text, overlap audits)
 from __future__ import annotations
 
 import functools
+import random
 import sysconfig
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -121,3 +122,21 @@ def _source_files(roots: tuple[str, ...], scopes: tuple[str, ...]) -> dict[str, 
             if lang and lang != "python" and f.is_file():
                 found.setdefault(lang, []).append(f)
     return {lang: tuple(dict.fromkeys(files)) for lang, files in sorted(found.items())}
+
+
+def python_sources(max_chars: int = 2_000_000, seed: int = 0, min_chars: int = 500) -> list[str]:
+    """Standard-library ``.py`` files (tests excluded) in a seeded random order, up to
+    ``max_chars`` characters in all."""
+    files = python_files(("stdlib",), exclude_parts=("test", "idlelib"))
+    if not files:
+        raise FileNotFoundError("no Python sources in the standard library folder")
+    random.Random(seed).shuffle(files)
+    texts, total = [], 0
+    for _, text in read_texts(files):
+        if len(text) < min_chars:
+            continue
+        texts.append(text[: max_chars - total])
+        total += len(texts[-1])
+        if total >= max_chars:
+            break
+    return texts

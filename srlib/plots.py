@@ -69,7 +69,7 @@ def tokens_changed_by_kind(table: pd.DataFrame) -> plt.Figure:
 def token_logprobs(traces: dict[str, TokenScores], window: int = 5) -> plt.Figure:
     """Per-token log-probs (rolling mean over ``window`` tokens) of an original and its
     variants, with each text's perplexity in the legend."""
-    from srlib.scoring import perplexity
+    from srlib.detection.scoring import perplexity
 
     fig, ax = plt.subplots(figsize=(9, 3.6))
     for i, (label, scores) in enumerate(traces.items()):

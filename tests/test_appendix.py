@@ -3,7 +3,7 @@ the cells tagged ``headline``."""
 
 import nbformat
 
-from srlib.appendix import write_appendix, write_headline
+from srlib.book.appendix import write_appendix, write_headline
 
 
 def executed(path, parameters, printed, tags=("headline",)):

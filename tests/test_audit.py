@@ -106,7 +106,7 @@ def test_cli_against_srlib_serve_black_box_same_format(served, tiny_model_dir, t
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.decision) == ["black"] and summary.samples.iloc[0] == 3
     assert len(_report_images(out)) == 2
-    from srlib.browsercheck import check_in_browser, find_browser
+    from srlib.book.browsercheck import check_in_browser, find_browser
 
     if find_browser():  # the report as a reader opens it: no script error, every figure shown
         assert check_in_browser(out, tmp_path / "shots") == []

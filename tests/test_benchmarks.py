@@ -11,8 +11,8 @@ from srlib.benchmarks import (
     load_benchmark,
 )
 from srlib.benchmarks.mbpp import PROMPT
+from srlib.execution.sandbox import run_program
 from srlib.samples import SampleFormatError, write_jsonl
-from srlib.sandbox import run_program
 
 
 def passes(sample):

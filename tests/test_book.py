@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from srlib import book
+from srlib.book import runner as book
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,7 +141,7 @@ def test_book_builds_with_benchmarks_table_and_figure(quick_book):
 
 @pytest.mark.notebook
 def test_built_book_has_no_broken_link_image_or_error_output(quick_book):
-    from srlib.bookcheck import check_html
+    from srlib.book.htmlcheck import check_html
 
     root, _, _ = quick_book
     assert check_html(root / "_build" / "html") == []

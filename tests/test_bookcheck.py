@@ -3,7 +3,7 @@ nothing on a clean page."""
 
 import base64
 
-from srlib.bookcheck import check_html
+from srlib.book.htmlcheck import check_html
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 
@@ -60,7 +60,7 @@ def test_an_empty_folder_is_a_problem(tmp_path):
 def test_the_browser_sees_script_errors_and_images_it_cannot_show(tmp_path):
     import pytest
 
-    from srlib.browsercheck import check_in_browser, find_browser
+    from srlib.book.browsercheck import check_in_browser, find_browser
 
     if find_browser() is None:
         pytest.skip("no Chromium installed (.ci/run installs Debian's)")

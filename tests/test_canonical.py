@@ -3,8 +3,8 @@
 import pandas as pd
 
 from srlib.benchmarks import load_benchmark
+from srlib.benchmarks.check import check_samples, failure_table
 from srlib.benchmarks.mbpp import KNOWN_FAILURES
-from srlib.execution import check_samples, failure_table
 
 
 def test_all_humaneval_canonical_solutions_pass():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from srlib.benchmarks import load_benchmark
-from srlib.detect import detect
-from srlib.evaluation import flag_rate
+from srlib.detection.detect import detect
+from srlib.detection.metrics import flag_rate
 from srlib.transforms import make_variants_many
 
 

@@ -8,8 +8,8 @@ import pytest
 from srlib.benchmarks import load_benchmark
 from srlib.cli import main
 from srlib.errors import InputError
+from srlib.execution.sandbox import run_programs
 from srlib.samples import Sample
-from srlib.sandbox import run_programs
 from srlib.transforms import make_variants_many
 from srlib.transforms.export import export, flatten
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from srlib.benchmarks import load_benchmark
-from srlib.detect import detect
+from srlib.detection.detect import detect
 from srlib.models.base import GenerationSettings
 from srlib.models.hf import HFModel
 from srlib.models.openai import OpenAIModel, UnsupportedByServer

@@ -4,8 +4,14 @@ is known."""
 import numpy as np
 import pytest
 
-from srlib.blind import blind_scores
-from srlib.pooled import contrast_test, contrasts, control_test, pooled_test, rejection_rate
+from srlib.detection.blind import blind_scores
+from srlib.detection.pooled import (
+    contrast_test,
+    contrasts,
+    control_test,
+    pooled_test,
+    rejection_rate,
+)
 
 
 def synthetic(n_samples, shift, rng, n=5):

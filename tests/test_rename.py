@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
+from srlib.execution.sandbox import run_program
 from srlib.samples import Sample
-from srlib.sandbox import run_program
 from srlib.transforms.edits import apply_edits
 from srlib.transforms.rename import analyze, mention_pattern, rename_edits
 from srlib.transforms.surface import rename_problems

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from srlib.sandbox import Limits, run_program, run_programs
+from srlib.execution.sandbox import Limits, run_program, run_programs
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(
@@ -102,7 +102,7 @@ def test_the_launcher_refuses_a_spec_that_breaks_the_contract(tmp_path):
     import subprocess
     import sys
 
-    from srlib.sandbox import LAUNCHER, launch_spec
+    from srlib.execution.sandbox import LAUNCHER, launch_spec
 
     program = tmp_path / "p.py"
     program.write_text("open('ran', 'w').write('yes')\n")

@@ -9,15 +9,14 @@ import pytest
 from conftest import program_sample
 from sklearn.metrics import f1_score, matthews_corrcoef
 
-from srlib.decide import (
+from srlib.detection.decide import (
     calibrated_threshold,
     oracle_threshold,
     self_referential,
     threshold_decide,
 )
-from srlib.evaluation import bootstrap, difference_interval, evaluate, flag_rate, tpr_at_fpr
-from srlib.models.base import GenerationSettings, TokenScores
-from srlib.scoring import (
+from srlib.detection.metrics import bootstrap, difference_interval, evaluate, flag_rate, tpr_at_fpr
+from srlib.detection.scoring import (
     cdd_peak,
     code_tokens,
     min_k,
@@ -29,6 +28,7 @@ from srlib.scoring import (
     reference_ratio,
     zlib_ratio,
 )
+from srlib.models.base import GenerationSettings, TokenScores
 
 LP = np.array([-0.5, -2.0, -0.1, -4.0, -1.0, -0.3, -3.0, -0.2, -0.7, -1.5])
 MU = np.array([-1.0] * 10)

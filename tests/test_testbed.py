@@ -6,10 +6,9 @@ import pandas as pd
 import pytest
 
 from srlib.benchmarks import load_benchmark
-from srlib.decide import contrasted
+from srlib.detection.decide import contrasted
+from srlib.detection.metrics import evaluate, metric_table
 from srlib.duplication.overlap import contaminated_documents
-from srlib.evaluation import evaluate
-from srlib.fastmetrics import metric_table
 from srlib.testbed.build import build, split_samples
 from srlib.testbed.config import key, profile
 from srlib.testbed.corpus import Corpus, Mixture

@@ -7,8 +7,8 @@ import random
 from conftest import program_sample
 
 from srlib.benchmarks import load_benchmark
+from srlib.execution.sandbox import run_program
 from srlib.samples import Sample
-from srlib.sandbox import run_program
 from srlib.transforms import testcases as tc
 from srlib.transforms.edits import apply_edits
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from srlib.localfiles import python_sources
 from srlib.models.tiny import TinyConfig, tiny_gpt2, train_lm, train_tokenizer
-from srlib.testbed.corpus import python_sources
 
 
 def test_python_sources_are_real_code_within_budget():

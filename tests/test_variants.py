@@ -4,8 +4,8 @@ import pytest
 from conftest import program_sample
 
 from srlib.benchmarks import load_benchmark
+from srlib.execution.sandbox import run_programs
 from srlib.samples import read_jsonl, write_jsonl
-from srlib.sandbox import run_programs
 from srlib.transforms import Variant, make_variants, make_variants_many
 from srlib.transforms.surface import rename_problems
 

@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from srlib.benchmarks import load_benchmark
-from srlib.sandbox import run_programs
+from srlib.execution.sandbox import run_programs
 from srlib.transforms import make_variants_many
 from srlib.transforms.surface import rename_problems
 

@@ -25,11 +25,11 @@ from tqdm import tqdm
 
 from srlib.audit.models import AuditInputError, AuditModel, label_of, open_model
 from srlib.benchmarks import load_benchmark
-from srlib.decide import contrasted
-from srlib.detect import SETTINGS, detect
-from srlib.evaluation import flag_rate
+from srlib.detection.decide import contrasted
+from srlib.detection.detect import SETTINGS, detect
+from srlib.detection.metrics import flag_rate
+from srlib.detection.pooled import contrasts, control_test, pooled_test
 from srlib.models.cache import CachedModel
-from srlib.pooled import contrasts, control_test, pooled_test
 from srlib.samples import Sample, read_jsonl, write_jsonl
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
 

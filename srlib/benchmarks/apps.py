@@ -14,9 +14,8 @@ from typing import Any
 
 from srlib.benchmarks import register_benchmark
 from srlib.benchmarks._files import BenchmarkNotFound, cached_dataset_files
-from srlib.harness import call_tests
 from srlib.jsonl import iter_jsonl
-from srlib.samples import Sample
+from srlib.samples import Sample, call_tests
 
 HOW_TO_GET = (
     "APPS is not on this machine. Download it where you have network access, e.g. "

@@ -21,13 +21,13 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from srlib.detection.scoring import code_tokens
 from srlib.duplication.neardup import Fingerprint, is_near
 from srlib.duplication.tokens import context_tokens
 from srlib.errors import InputError
 from srlib.jsonl import iter_jsonl
 from srlib.localfiles import python_files, read_texts
 from srlib.samples import Sample
-from srlib.scoring import code_tokens
 
 _BLOCK = re.compile(r"^(?:def|class|async def) ", re.M)
 

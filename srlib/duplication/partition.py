@@ -114,7 +114,7 @@ def partition_table(parts: pd.DataFrame, labels: Sequence[bool] | None = None) -
 def example_pair(contexts: Sequence[Context], parts: pd.DataFrame, marker: str = "[SECRET]"):
     """Two members of the largest near-duplicate cluster, as HTML with the secret's place
     shown as ``marker`` and the second's differing tokens marked (no secret value appears)."""
-    from srlib.textdiff import highlight
+    from srlib.codetext import highlight
 
     near = parts[parts.part == "near"]
     if near.empty:

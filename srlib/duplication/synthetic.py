@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import re
 
-from srlib.testbed.corpus import python_sources
+from srlib.localfiles import python_sources
 
 
 def code_windows(

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from srlib.decide import calibrated_threshold, threshold_decide
-from srlib.fastmetrics import metric_table
-from srlib.pooled import contrast_test, contrasts, control_test, rejection_rate
+from srlib.detection.decide import calibrated_threshold, threshold_decide
+from srlib.detection.metrics import metric_table
+from srlib.detection.pooled import contrast_test, contrasts, control_test, rejection_rate
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed
 from srlib.testbed.report import calibration_table, scores, stage_calibration, stage_detectors

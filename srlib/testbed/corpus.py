@@ -29,24 +29,6 @@ from srlib.samples import Sample
 MAX_DOC_CHARS = 50_000  # longer documents are cut, so no single file dominates the mix
 
 
-def python_sources(max_chars: int = 2_000_000, seed: int = 0, min_chars: int = 500) -> list[str]:
-    """Standard-library ``.py`` files (tests excluded) in a seeded random order, up to
-    ``max_chars`` characters in all."""
-    files = python_files(("stdlib",), exclude_parts=("test", "idlelib"))
-    if not files:
-        raise FileNotFoundError("no Python sources in the standard library folder")
-    random.Random(seed).shuffle(files)
-    texts, total = [], 0
-    for _, text in read_texts(files):
-        if len(text) < min_chars:
-            continue
-        texts.append(text[: max_chars - total])
-        total += len(texts[-1])
-        if total >= max_chars:
-            break
-    return texts
-
-
 def _body(path: Path, text: str) -> str:
     """A package's ``METADATA`` without its header lines; other files as they are."""
     if path.name == "METADATA" and "\n\n" in text:

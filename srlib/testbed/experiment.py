@@ -22,22 +22,22 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from srlib import decide as decide_module
-from srlib import detect as detect_module
-from srlib import scoring as scoring_module
-from srlib.blind import blind_scores
-from srlib.decide import (
+from srlib.detection import decide as decide_module
+from srlib.detection import detect as detect_module
+from srlib.detection import scoring as scoring_module
+from srlib.detection.blind import blind_scores
+from srlib.detection.decide import (
     calibrated_threshold,
     contrasted,
     oracle_threshold,
     self_referential,
     threshold_decide,
 )
-from srlib.detect import detect
-from srlib.fastmetrics import metric_table
+from srlib.detection.detect import detect
+from srlib.detection.metrics import metric_table
+from srlib.detection.scoring import ngram_accuracy_many, perplexity
 from srlib.models.cache import CachedModel
 from srlib.models.hf import HFModel
-from srlib.scoring import ngram_accuracy_many, perplexity
 from srlib.testbed.build import Testbed
 from srlib.testbed.config import key
 from srlib.transforms import Variants
@@ -50,7 +50,7 @@ BASELINES = {
     "Ref (base)": "score_ref",
     "NGO": "score_ngo",
     "n-gram acc": "score_ngram_acc",
-    "Blind (text only)": "score_blind",  # kind "blind": sees no model (``srlib.blind``)
+    "Blind (text only)": "score_blind",  # kind "blind": sees no model (``srlib.detection.blind``)
 }
 SR_SCORES = {"Min-K%": "min_k_scores", "Min-K%++": "min_k_pp_scores", "Zlib": "zlib_scores"}
 """The self-referential rule on other oriented scores than −log PPL (``SR gray``)."""
@@ -264,7 +264,7 @@ def evaluate_detectors(
 
 
 def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
-    """The blind text-only classifier (``srlib.blind``) on the leaked / held-out split:
+    """The blind text-only classifier (``srlib.detection.blind``) on the leaked / held-out split:
     out-of-fold scores of the samples and mean scores of the calibration samples, by id.
     It sees no model, so it is the same for every checkpoint (remembered on the testbed)."""
     if "blind" not in tb.memo:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from srlib.fastmetrics import metric_table
+from srlib.detection.metrics import metric_table
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed, cached_variants
 from srlib.transforms import Variants

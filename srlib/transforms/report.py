@@ -9,9 +9,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from srlib.codetext import code_tokens
+from srlib.codetext import code_tokens, highlight
 from srlib.samples import Sample
-from srlib.textdiff import highlight
 from srlib.transforms.surface import rename_problems
 from srlib.transforms.variants import Variants
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from srlib.execution.sandbox import Limits, run_programs
 from srlib.samples import Sample
-from srlib.sandbox import Limits, run_programs
 from srlib.transforms import testcases as tc
 from srlib.transforms.edits import Module, apply_edits
 from srlib.transforms.rename import Analysis, analyze, rename_edits

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from srlib.execution.sandbox import run_programs
 from srlib.samples import Sample
-from srlib.sandbox import run_programs
 
 
 def check_samples(

@@ -2,14 +2,14 @@
 Playwright; the Debian package ``chromium`` is enough, nothing is downloaded): a JavaScript
 error, an image the browser could not decode (``naturalWidth == 0``), or a code cell's error
 output is a problem, and one full-page screenshot per page is saved for a reader to look at.
-``srlib.bookcheck`` checks the same HTML without a browser."""
+``srlib.book.htmlcheck`` checks the same HTML without a browser."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from srlib.bookcheck import Problem
+from srlib.book.htmlcheck import Problem
 from srlib.errors import SrlibError
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -7,10 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from srlib.decide import self_referential
+from srlib.detection.decide import self_referential
+from srlib.detection.scoring import (
+    GRAY_SCORERS,
+    ngram_overlap,
+    perplexity,
+    prefix_suffix,
+    reference_ratio,
+)
 from srlib.models.base import GenerationSettings, LanguageModel, TokenScores
 from srlib.samples import Sample
-from srlib.scoring import GRAY_SCORERS, ngram_overlap, perplexity, prefix_suffix, reference_ratio
 from srlib.transforms import KINDS, Variants, make_variants_many
 
 SETTINGS = ("gray", "black", "both")
@@ -42,7 +48,7 @@ def detect(
     ``min_k_pp``, ``zlib`` (and ``ref`` with a reference model). Black-box: ``ngo`` of the
     original's greedy suffix, ``ngo_variants_max``, ``sr_black``, ``sr_black_p``,
     ``sr_black_margin``; ``score_ngo`` is the NGO threshold baseline. Decisions are read
-    from oriented scores and margins are in nats (see ``srlib.decide``); ``sr_*`` is a
+    from oriented scores and margins are in nats (see ``srlib.detection.decide``); ``sr_*`` is a
     nullable boolean, ``<NA>`` for an undecided sample (no variants, or a NaN score).
     ``gray_scores`` / ``black_scores`` list the oriented scores of the original and then of
     each variant, for decisions on subsets of the variants or against a reference model;

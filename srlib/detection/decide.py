@@ -1,7 +1,7 @@
 """Leakage decisions: self-referential (SrDetection) and threshold-based (the baselines).
 
 **One orientation.** Every decision here reads *oriented* scores, ``Score.score`` of
-``srlib.scoring``: higher means more likely leaked, in log units —
+``srlib.detection.scoring``: higher means more likely leaked, in log units —
 
 - gray-box: mean token log-probability, ``−log PPL``;
 - black-box: the add-one-smoothed log n-gram overlap, ``log((hits + 1) / (n-grams + 1))``.

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from srlib.decide import contrast_gaps, self_referential
+from srlib.detection.decide import contrast_gaps, self_referential
 
 METHODS = ("wilcoxon", "permutation", "fisher")
 

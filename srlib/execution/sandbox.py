@@ -37,10 +37,10 @@ from typing import Literal
 
 from tqdm import tqdm
 
-from srlib import _launcher
+from srlib.execution import launcher as _launcher
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
-LAUNCHER = Path(__file__).with_name("_launcher.py")
+LAUNCHER = Path(__file__).with_name("launcher.py")
 _UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()
 _uid_lock = threading.Lock()
@@ -190,7 +190,7 @@ def _classify(
 def launch_spec(
     program: Path, nonce: str, report_fd: int, uid: int | None, isolate: bool, lim: Limits
 ) -> dict[str, object]:
-    """The JSON spec ``_launcher.py`` runs one program by, checked here by the launcher's own
+    """The JSON spec ``launcher.py`` runs one program by, checked here by the launcher's own
     ``read_spec`` before it is sent (and again by the launcher when it starts)."""
     spec = {
         "program": str(program),

@@ -2,7 +2,7 @@
 image file present and non-empty (or a non-empty ``data:`` URI), every internal link and
 anchor resolving, every stylesheet and script present, and no code cell showing an error
 or an empty output box.
-The browser check (``srlib.browsercheck``) adds what only a browser sees."""
+The browser check (``srlib.book.browsercheck``) adds what only a browser sees."""
 
 from __future__ import annotations
 

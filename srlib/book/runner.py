@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml
 
-from srlib.appendix import write_appendix, write_headline
-from srlib.bookcheck import check_html
+from srlib.book.appendix import write_appendix, write_headline
+from srlib.book.htmlcheck import check_html
 from srlib.errors import InputError, SrlibError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = Path("book/_executed")
 
 
@@ -175,7 +175,7 @@ def _kernel_threads(jobs: int):
 
 def _browser_check(html: Path) -> list:
     """Problems a headless Chromium sees; without one, say so (the HTML check still ran)."""
-    from srlib.browsercheck import check_in_browser, find_browser
+    from srlib.book.browsercheck import check_in_browser, find_browser
 
     if find_browser() is None:
         print("[book] no Chromium found: browser check not run (apt-get install chromium)")
@@ -234,9 +234,9 @@ def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
 
 def build(root: Path = ROOT, browser: bool = True) -> Path:
     """Compile the executed notebooks into HTML with Jupyter Book (warnings are errors), then
-    check the HTML as a reader meets it (``srlib.bookcheck``) and, with ``browser`` and a
+    check the HTML as a reader meets it (``srlib.book.htmlcheck``) and, with ``browser`` and a
     Chromium installed, in a real browser with a screenshot per page
-    (``srlib.browsercheck``, into ``_build/screenshots``): a broken page is an error."""
+    (``srlib.book.browsercheck``, into ``_build/screenshots``): a broken page is an error."""
     exe = Path(sys.executable).with_name("jupyter-book")
     if not exe.is_file():
         raise FileNotFoundError(

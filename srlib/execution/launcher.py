@@ -1,6 +1,6 @@
 """Sandbox launcher: confine this interpreter, then run one untrusted program in it.
 
-Run by ``srlib.sandbox`` as ``python -I _launcher.py SPEC``, SPEC one JSON object with
+Run by ``srlib.execution.sandbox`` as ``python -I launcher.py SPEC``, SPEC one JSON object with
 exactly the keys of ``SPEC`` below (``uid`` -1: keep the caller's; limits in seconds and
 bytes); a spec that does not match is refused before anything runs. It imports nothing from
 srlib, nor anything slow (startup is most of a short run's cost), and reports on a private
