@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from srlib.errors import InputError
 from srlib.jsonl import iter_jsonl
+from srlib.store import atomic_path
 
 Format = Literal["completion", "standalone", "stdio"]
 FORMATS: tuple[str, ...] = ("completion", "standalone", "stdio")
@@ -130,14 +131,11 @@ def _join(first: str, second: str) -> str:
 
 
 def write_jsonl(samples: Iterable[Sample], path: str | os.PathLike[str]) -> Path:
-    """Write samples as JSONL atomically (a temp file renamed into place)."""
+    """Write samples as JSONL atomically (complete or absent, never half-written)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for s in samples:
             fh.write(json.dumps(s.to_dict(), ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
     return path
 
 

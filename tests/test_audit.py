@@ -124,6 +124,7 @@ def _one_line(capsys, argv, expected):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("srlib audit: ")
     assert expected in err, err
+    return err
 
 
 def test_bad_inputs_are_one_line_each(tiny_model_dir, tmp_path, capsys):
@@ -140,7 +141,8 @@ def test_bad_inputs_are_one_line_each(tiny_model_dir, tmp_path, capsys):
     first = ["--model", model, "--limit", "2", "--n", "1", "--setting", "gray"]
     assert main(["audit", *first, *base]) == 0
     capsys.readouterr()
-    _one_line(capsys, ["--model", model, "--limit", "3", *base], "holds another audit's results")
+    err = _one_line(capsys, ["--model", model, "--limit", "3", *base], "results of another run")
+    assert "differs in limit" in err
 
 
 def test_a_server_without_prompt_logprobs_cannot_run_gray_box(tmp_path, capsys, monkeypatch):

@@ -26,6 +26,7 @@ from srlib.duplication.study import (
     summary,
     t_tests,
 )
+from srlib.store import FolderInUse
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +103,10 @@ def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path
         f.unlink()  # an interrupted run: half of the folds missing
     again = run_study(p.data, p.folds, config, tmp_path / "a", progress=False)
     pd.testing.assert_frame_equal(first, again)
-    with pytest.raises(ValueError, match="other folds"):
+    with pytest.raises(FolderInUse, match=r"a holds results of another run .*differs in folds"):
         run_study(p.data, p.folds[p.folds.fold < 1], config, tmp_path / "a", progress=False)
+    with pytest.raises(FolderInUse, match=r"differs in settings"):
+        run_study(p.data, p.folds, config.replace(seed=1), tmp_path / "a", progress=False)
     saved = pd.read_parquet(tmp_path / "a" / "folds.parquet")
     pd.testing.assert_frame_equal(saved, p.folds.reset_index(drop=True))  # one set for all
     table = summary(first)
@@ -149,6 +152,17 @@ def test_cli_evaluates_without_printing_secrets(tmp_path, capsys):
     records = make_corpus(CorpusConfig(size=300, scanned_files=30))
     assert not any(r.secret in out for r in records if len(r.secret) >= 8)
     assert main(["dedup", "evaluate", "offline", "--out", str(tmp_path), "--profile", "x"]) == 1
+    capsys.readouterr()
+    again = args[:-4] + ["--folds", "3", "--out", str(tmp_path)]  # other settings, same folder
+    assert main(again) == 1
+    err = capsys.readouterr().err  # progress bars, then the one line
+    last = err.strip().splitlines()[-1].split("\r")[-1]
+    assert "Traceback" not in err and last.startswith("srlib dedup evaluate: ")
+    assert str(tmp_path) in last and "settings" in last
+    other = ["dedup", "evaluate", "offline", "--size", "200", "--scanned-files", "20"]
+    assert main(other + args[7:]) == 1  # other data, same folder: one line, no traceback
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "texts" in err.strip().splitlines()[-1]
 
 
 def test_scanner_findings_are_taken_in_a_fixed_order(monkeypatch):

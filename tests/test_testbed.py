@@ -9,8 +9,9 @@ from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.metrics import evaluate, metric_table
 from srlib.duplication.overlap import contaminated_documents
+from srlib.store import digest
 from srlib.testbed.build import build, split_samples
-from srlib.testbed.config import key, profile
+from srlib.testbed.config import profile
 from srlib.testbed.corpus import Corpus, Mixture
 
 
@@ -85,7 +86,7 @@ def test_profiles_and_keys():
         profile("tpu")
     with pytest.raises(ValueError, match="epoch"):
         quick.replace(epoch=3)
-    assert key(quick) == key(profile("quick")) != key(quick.replace(epochs=3))
+    assert digest(quick) == digest(profile("quick")) != digest(quick.replace(epochs=3))
 
 
 def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_path):
@@ -222,7 +223,7 @@ def test_controls_tables_cover_every_condition(quick_testbed_cache):
 def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testbed_cache):
     import pandas as pd
 
-    from srlib.testbed.leak import _load
+    from srlib.testbed.leak import load_run as _load
     from srlib.testbed.zoo import planted, testbed_variants, zoo
 
     tb, _ = quick_testbed_cache

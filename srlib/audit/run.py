@@ -31,6 +31,7 @@ from srlib.detection.metrics import flag_rate
 from srlib.detection.pooled import contrasts, control_test, pooled_test
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
+from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
 
 CONTROL = "control"
@@ -174,36 +175,17 @@ def audit(
 
 def _digest(variants: Mapping[str, Sequence[Variants]]) -> str:
     """A short hash of given variants' texts, so a changed set is another audit."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for name in sorted(variants):
-        for vs in variants[name]:
-            for v in vs:
-                h.update(v.text.encode() + b"\0")
-            h.update(b"\1")
-    return h.hexdigest()[:16]
+    return digest({name: [[v.text for v in vs] for vs in variants[name]] for name in variants})
 
 
 def _claim(out: Path, spec: AuditSpec, write: bool = True) -> None:
-    """Refuse a folder that holds another audit's results; record this audit's spec."""
-    manifest = out / "audit.json"
-    mine = json.loads(json.dumps(asdict(spec)))
-    if manifest.is_file():
-        theirs = json.loads(manifest.read_text())
-        if theirs != mine:
-            names = [label for label, _ in theirs.get("models", [])]
-            raise AuditInputError(
-                f"{out} holds another audit's results (models {names}, benchmarks "
-                f"{theirs.get('benchmarks')}); choose another --out or delete that folder"
-            )
-        return
-    if out.is_dir() and (out / "parts").exists():
-        raise AuditInputError(f"{out} holds audit results without their audit.json; delete it")
-    if not write:
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps(mine, indent=1))
+    """Refuse a folder that holds another audit's results (other settings or other srlib
+    code) in one line naming what differs; record this audit's manifest."""
+    artifact = Artifact("audit", asdict(spec), (__name__,))
+    if write:
+        claim_folder(out, artifact)
+    else:
+        check_folder(out, artifact)
 
 
 def _variants(out, name, samples, spec, given, progress) -> list[Variants]:
@@ -266,10 +248,8 @@ def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec,
     table.insert(1, "role", role)
     table.insert(2, "set", CONTROL if name == CONTROL else "benchmark")
     table["benchmark"] = name if name != CONTROL else table["benchmark"]
-    file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(".partial")
-    table.to_parquet(tmp)
-    tmp.replace(file)
+    with atomic_path(file) as tmp:
+        table.to_parquet(tmp)
     return _read(file)
 
 

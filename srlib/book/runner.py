@@ -11,7 +11,6 @@ of the cores); a chapter starts after those it names.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import subprocess
@@ -26,6 +25,7 @@ import yaml
 from srlib.book.appendix import write_appendix, write_headline
 from srlib.book.htmlcheck import check_html
 from srlib.errors import InputError, SrlibError
+from srlib.store import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = Path("book/_executed")
@@ -88,11 +88,8 @@ def read_runs(path: str | os.PathLike[str]) -> list[Run]:
 
 def _stamp(root: Path, run: Run, quick: bool) -> str:
     """Hash of the notebook, its parameters and the library source: what the output depends on."""
-    h = hashlib.sha256((root / run.notebook).read_bytes())
-    h.update(json.dumps(run.params(quick), sort_keys=True).encode())
-    for src in sorted((root / "srlib").rglob("*.py")):
-        h.update(src.read_bytes())
-    return h.hexdigest()
+    sources = {str(p.relative_to(root)): p.read_bytes() for p in (root / "srlib").rglob("*.py")}
+    return digest((root / run.notebook).read_bytes(), run.params(quick), sources, length=64)
 
 
 def _is_current(out: Path, stamp: str) -> bool:

@@ -14,9 +14,7 @@ user has it (``encoder="microsoft/graphcodebert-base"`` in the HF cache, or its 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from tqdm import tqdm
 from srlib.duplication.classifiers import fit_balanced
 from srlib.duplication.features import Dataset
 from srlib.models.hf import ModelNotFound, fingerprint, model_folder
+from srlib.store import atomic_path, digest
 
 
 def default_encoder() -> str:
@@ -88,7 +87,7 @@ class EmbeddingCache:
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def _file(self, text: str) -> Path:
-        return self.folder / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}.npy"
+        return self.folder / f"{digest(text, length=24)}.npy"
 
     def embed(self, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Embeddings of ``texts`` (rows in order); missing ones computed in batches."""
@@ -104,9 +103,8 @@ class EmbeddingCache:
                 with torch.inference_mode():
                     vectors = mean_pool(model, tokenizer, chunk, self.max_length).numpy()
                 for text, vector in zip(chunk, vectors, strict=True):
-                    tmp = self._file(text).with_suffix(".partial.npy")
-                    np.save(tmp, vector.astype(np.float32))
-                    os.replace(tmp, self._file(text))
+                    with atomic_path(self._file(text)) as tmp, tmp.open("wb") as fh:
+                        np.save(fh, vector.astype(np.float32))
         return np.stack([np.load(self._file(t)) for t in texts])
 
 

@@ -10,9 +10,7 @@ searches on each)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -31,6 +29,7 @@ from srlib.duplication.features import Dataset, dataset
 from srlib.duplication.partition import partition
 from srlib.duplication.scenarios import SCENARIOS, fold_indices, make_folds
 from srlib.duplication.secretdata import SecretRecord
+from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest, write_json
 
 MODELS = (
     "flag everything",
@@ -184,15 +183,23 @@ class FlagEverything:
         return np.ones(len(rows), dtype=bool)
 
 
-def run_folder(base: str | Path, prepared: Prepared, config: StudyConfig) -> Path:
-    """``base/<hash>``: one folder per set of inputs, folds and settings (the chosen models
-    excluded, so running a subset later reuses the same folder)."""
+def study_artifact(data: Dataset, folds: pd.DataFrame, config: StudyConfig) -> Artifact:
+    """What a study's results depend on: its data, folds and settings (the chosen models
+    excluded, so running a subset later reuses the same folder) and the study's code."""
     settings = {k: v for k, v in asdict(config).items() if k != "models"}
-    h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    h.update(pd.util.hash_pandas_object(prepared.folds, index=False).to_numpy().tobytes())
-    h.update("\0".join(prepared.data.texts).encode())
-    h.update(prepared.data.labels.tobytes())
-    return Path(base) / h.hexdigest()[:16]
+    inputs = {
+        "settings": settings,
+        "folds": digest(pd.util.hash_pandas_object(folds, index=False).to_numpy().tobytes()),
+        "texts": text_digest(data.texts),
+        "labels": digest(data.labels.tobytes()),
+    }
+    return Artifact("dedup-study", inputs, (__name__,))
+
+
+def run_folder(base: str | Path, prepared: Prepared, config: StudyConfig) -> Path:
+    """``base/<key>``: one folder per set of inputs, folds, settings and study code, so a
+    changed input or a changed srlib recomputes in a fresh folder."""
+    return Path(base) / study_artifact(prepared.data, prepared.folds, config).key
 
 
 def fold_metrics(y: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
@@ -205,12 +212,6 @@ def fold_metrics(y: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
     }
 
 
-def _write_json(path: Path, value) -> None:
-    tmp = path.with_suffix(".partial")
-    tmp.write_text(json.dumps(value, indent=1))
-    os.replace(tmp, path)
-
-
 def run_study(
     data: Dataset,
     folds: pd.DataFrame,
@@ -220,17 +221,15 @@ def run_study(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Every model × scenario × fold of ``config`` on ``data``, resuming from ``out_dir``;
-    the tidy results (model, scenario, fold, metric, value). The folds are saved with the
-    results; a different set of folds in an existing ``out_dir`` is an error."""
-    out = Path(out_dir)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    saved = out / "folds.parquet"
-    if saved.is_file():
-        if not pd.read_parquet(saved).equals(folds.reset_index(drop=True)):
-            raise ValueError(f"{out} holds results for other folds; use another out_dir")
-    else:
-        folds.reset_index(drop=True).to_parquet(saved)
-    _write_json(out / "config.json", asdict(config))
+    the tidy results (model, scenario, fold, metric, value). ``out_dir`` is claimed for this
+    study (``store.claim_folder``): one that holds results of other data, folds, settings or
+    study code is refused in one line naming what differs, never reported as this run's."""
+    folds = folds.reset_index(drop=True)
+    out = claim_folder(out_dir, study_artifact(data, folds, config))
+    (out / "results").mkdir(exist_ok=True)
+    if not (out / "folds.parquet").is_file():
+        with atomic_path(out / "folds.parquet") as tmp:
+            folds.to_parquet(tmp)
     cache = Path(cache_dir) if cache_dir else out
     jobs = [
         (m, s, f)
@@ -247,11 +246,11 @@ def run_study(
         detector = make_detector(model, config, cache, params)
         detector.fit(data, idx["train"], idx["val"])
         if model == "Random Forest" and params is None and config.rf_tune == "once":
-            _write_json(out / f"rf-params--{scenario}.json", detector.params)
+            write_json(out / f"rf-params--{scenario}.json", detector.params)
         predicted = detector.predict(data, idx["test"])
         record = {"model": model, "scenario": scenario, "fold": int(fold)}
         record |= fold_metrics(data.labels[idx["test"]], predicted)
-        _write_json(file, record)
+        write_json(file, record)
     return read_results(out, config)
 
 

@@ -4,7 +4,6 @@ committed transaction per batch, so an interruption loses at most the batch in f
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -17,6 +16,7 @@ from tqdm import tqdm
 
 from srlib.errors import CacheError
 from srlib.models.base import GenerationSettings, TokenScores
+from srlib.store import code_digests, digest
 
 
 class DiskCache:
@@ -47,7 +47,7 @@ class DiskCache:
     @staticmethod
     def key(*parts: Any) -> str:
         """A stable key for any JSON-serialisable parts."""
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return digest(*parts, length=64)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """The cached values among ``keys``."""
@@ -86,6 +86,7 @@ class CachedModel:
         self.model = model
         self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
         self.fingerprint = model.fingerprint
+        self.code = backend_code(model)  # a fixed backend recomputes, never reuses stale scores
         self.chunk, self.progress = chunk, progress
         self.computed = 0  # items computed (not served from the cache) by this wrapper
 
@@ -104,7 +105,7 @@ class CachedModel:
         return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
 
     def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:
-        keys = [DiskCache.key(self.fingerprint, what, x) for x in items]
+        keys = [DiskCache.key(self.fingerprint, self.code, what, x) for x in items]
         have = self.cache.get_many(keys)
         todo = {k: x for k, x in zip(keys, items, strict=True) if k not in have}
         order = list(todo)
@@ -123,3 +124,10 @@ class CachedModel:
             bar.update(len(batch))
         bar.close()
         return [have[k] for k in keys]
+
+
+def backend_code(model: object) -> str:
+    """The source digest of an srlib backend's module and all it imports (empty for a model
+    defined outside srlib): part of every cache key, so changed scoring code rescores."""
+    module = type(model).__module__
+    return digest(code_digests([module])) if module.startswith("srlib.") else ""

@@ -4,12 +4,14 @@ The memo is a JSON file under ``$SRLIB_HOME`` (default ``~/.cache/srlib``)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
+
+from srlib.store import write_json
 
 _LOCK = threading.Lock()
 _MEMO: dict[str, dict] = {}
@@ -33,14 +35,8 @@ def _load() -> dict[str, dict]:
 
 def _store(memo: dict[str, dict]) -> None:
     path = memo_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".digests-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(memo, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home only costs re-hashing next time
+    with contextlib.suppress(OSError):  # a read-only home only costs re-hashing next time
+        write_json(path, memo)
 
 
 def sha256_file(path: Path, chunk: int = 1 << 22) -> str:

@@ -9,8 +9,6 @@ orders of magnitude slower on CPUs without native support).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +16,7 @@ import numpy as np
 from srlib.errors import SrlibError
 from srlib.models.base import GenerationSettings, TokenScores
 from srlib.models.digest import file_digest
+from srlib.store import MANIFEST, digest
 
 
 class ModelNotFound(SrlibError, FileNotFoundError):
@@ -51,13 +50,12 @@ def fingerprint(folder: Path, **settings: object) -> str:
     """Identity of a model for the score cache: the full content of every file in its folder
     (weights, config, tokenizer; each hashed once and remembered by size and mtime) and every
     setting that changes a score. The folder's name plays no part."""
-    h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
+    files = [f for f in files if f.name != MANIFEST]  # the store's note, not the model
     if not files:
         raise ModelNotFound(f"model folder {folder} holds no files")
-    for f in files:
-        h.update(f"{f.name}\0{file_digest(f)}\0".encode())
-    return f"hf:{folder.name}:{h.hexdigest()[:20]}"
+    content = {f.name: file_digest(f) for f in files}
+    return f"hf:{folder.name}:{digest(settings, content, length=20)}"
 
 
 def _windows(n: int, size: int, stride: int) -> list[tuple[int, int, int]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pickle
 import random
 from dataclasses import dataclass, field
@@ -21,11 +20,12 @@ from srlib import samples as samples_module
 from srlib.benchmarks import load_benchmark
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
+from srlib.store import Artifact, Store, digest, text_digest
 from srlib.testbed import corpus as corpus_module
 from srlib.testbed import leak as leak_module
-from srlib.testbed.config import TestbedConfig, key
+from srlib.testbed.config import TestbedConfig
 from srlib.testbed.corpus import Corpus, Mixture, build_corpus
-from srlib.testbed.leak import LeakRun, LeakSettings, continue_training
+from srlib.testbed.leak import LeakRun, LeakSettings
 from srlib.testbed.train import TrainSettings, train_model
 from srlib.transforms import Variant, Variants, make_variants_many
 from srlib.transforms import variants as variants_module
@@ -70,9 +70,41 @@ class Testbed:
     corpus: Corpus
     base: Path
     base_losses: list[float]
+    base_key: str  # the base model's store key (a given checkpoint: its content fingerprint)
     reference: Path
     runs: dict[str, LeakRun]
     memo: dict = field(default_factory=dict, repr=False)  # score tables already computed
+
+    @property
+    def store(self) -> Store:
+        """The artifact store under the testbed's cache folder."""
+        return Store(self.cache_dir)
+
+    def train_run(
+        self,
+        name: str,
+        general: list[str],
+        texts: dict[str, str],
+        settings: LeakSettings,
+        copies: dict[str, int] | None = None,
+        progress: bool = True,
+    ) -> LeakRun:
+        """One continued-pre-training run of the base model, through the store: keyed on the
+        base model's key, the texts, the settings and the training code."""
+        inputs = {
+            "base": self.base_key,
+            "general": text_digest(general),
+            "leaked": digest(texts),
+            "settings": settings,
+            "copies": copies,
+        }
+        artifact = Artifact("runs", inputs, (leak_module.__name__,), name=name)
+        folder = self.store.get(artifact)
+        if folder is None:
+            with self.store.put(artifact) as tmp:
+                leak_module.train_run(self.base, general, texts, settings, tmp, progress, copies)
+            folder = self.store.path(artifact)
+        return leak_module.load_run(folder)
 
     @property
     def main(self) -> str:
@@ -135,7 +167,7 @@ def build(
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
     mixes = {name: cpt_mixture(config, corpus, ratio) for name, ratio in plan}
     used = Mixture([], {k: max(m.end[k] for m in mixes.values()) for k in ("code", "text")})
-    base, losses = _base(config, base_mix, cache)
+    base, losses, base_key = _base(config, base_mix, cache)
     reference = _reference(config, corpus, used, cache)
     tb = Testbed(
         config,
@@ -148,12 +180,12 @@ def build(
         corpus,
         base,
         losses,
+        base_key,
         reference,
         {},
     )
     leaked = tb.leaked_texts()
     settings = leak_settings(config)
-    base_id = fingerprint(model_folder(str(base)))  # content, not path: a moved cache is reused
     extra = []
     if config.exposure_sweep:
         sweep = dataclasses.replace(settings, epochs=1)
@@ -166,11 +198,7 @@ def build(
         if core_only and name not in (tb.main, NULL):
             continue
         general = mixes.get(name, mixes[tb.main]).texts
-        run_key = key(base_id, general, texts, run_settings, copies, modules=(leak_module,))
-        folder = cache / "runs" / f"{name}-{run_key}"
-        tb.runs[name] = continue_training(
-            base, general, texts, run_settings, folder, progress, copies
-        )
+        tb.runs[name] = tb.train_run(name, general, texts, run_settings, copies, progress)
     return tb
 
 
@@ -196,13 +224,15 @@ def leak_settings(config: TestbedConfig) -> LeakSettings:
 
 
 def _corpus(config: TestbedConfig, samples: list[Sample], cache: Path, progress: bool) -> Corpus:
-    """The decontaminated corpus, pickled under a hash of the samples and sizes (reading and
-    checking this machine's files takes seconds; delete the file to read them afresh)."""
+    """The decontaminated corpus, through the store: keyed on the samples, the sizes, the
+    seed and the corpus code (its overlap filter included)."""
     need = {kind: _need(config, kind) for kind in ("code", "text")}
-    texts = [s.text for s in samples]
-    file = cache / "corpus" / f"{key(texts, need, config.seed, modules=(corpus_module,))}.pkl"
-    if file.is_file():
-        with file.open("rb") as fh:
+    inputs = {"samples": text_digest([s.text for s in samples]), "need": need, "seed": config.seed}
+    artifact = Artifact("corpus", inputs, (corpus_module.__name__,))
+    store = Store(cache)
+    folder = store.get(artifact)
+    if folder is not None:
+        with (folder / "corpus.pkl").open("rb") as fh:
             return pickle.load(fh)
     corpus = build_corpus(
         samples,
@@ -211,11 +241,8 @@ def _corpus(config: TestbedConfig, samples: list[Sample], cache: Path, progress:
         seed=config.seed,
         progress=progress,
     )
-    file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(".partial")
-    with tmp.open("wb") as fh:
+    with store.put(artifact) as tmp, (tmp / "corpus.pkl").open("wb") as fh:
         pickle.dump(corpus, fh)
-    os.replace(tmp, file)
     return corpus
 
 
@@ -246,14 +273,16 @@ def cached_variants(
     naturalness=None,
     tag: str = "",
 ) -> list[Variants]:
-    """``n`` (default ``n_max``) variants per sample, cached as JSONL by samples, settings,
-    code and ``tag`` (which names the ``naturalness`` scorer, if any)."""
-    n = n or config.n_max
-    texts = [s.to_dict() for s in samples]
-    modules = (variants_module, samples_module)
-    digest = key(texts, n, config.kinds, config.seed, tag, modules=modules)
-    folder = cache / "variants" / digest
-    if (folder / "variants.jsonl").is_file():
+    """``n`` (``None``: ``n_max``) variants per sample, through the store: keyed on the
+    samples, the settings, ``tag`` (which names the ``naturalness`` scorer, if any) and the
+    variant code (renamer, lexicon, test-case mutator, sandbox and all they import)."""
+    n = config.n_max if n is None else n
+    inputs = {"samples": digest([s.to_dict() for s in samples]), "n": n, "kinds": config.kinds}
+    inputs |= {"seed": config.seed, "tag": tag}
+    artifact = Artifact("variants", inputs, (variants_module.__name__,))
+    store = Store(cache)
+    folder = store.get(artifact)
+    if folder is not None:
         flat = samples_module.read_jsonl(folder / "variants.jsonl", Variant)
         meta = json.loads((folder / "reasons.json").read_text())
         by_id: dict[str, list] = {s.id: [] for s in samples}
@@ -263,11 +292,10 @@ def cached_variants(
     sets = make_variants_many(
         samples, n, config.kinds, config.seed, naturalness=naturalness, pool=2, progress=progress
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "reasons.json").write_text(
-        json.dumps({s.id: vs.reasons for s, vs in zip(samples, sets, strict=True)})
-    )
-    samples_module.write_jsonl([v for vs in sets for v in vs], folder / "variants.jsonl")
+    with store.put(artifact) as tmp:
+        reasons = {s.id: vs.reasons for s, vs in zip(samples, sets, strict=True)}
+        (tmp / "reasons.json").write_text(json.dumps(reasons))
+        samples_module.write_jsonl([v for vs in sets for v in vs], tmp / "variants.jsonl")
     return sets
 
 
@@ -283,13 +311,15 @@ def _settings(config: TestbedConfig, size, steps: int, seed: int) -> TrainSettin
     )
 
 
-def _base(config, mix: Mixture, cache: Path) -> tuple[Path, list[float]]:
-    """The base model: the configured checkpoint, or one trained here on ``mix``."""
+def _base(config, mix: Mixture, cache: Path) -> tuple[Path, list[float], str]:
+    """The base model, its losses and its key: the configured checkpoint (keyed on its
+    content, so a moved folder is the same model), or one trained here on ``mix``."""
     if config.base_model is not None:
-        return Path(config.base_model), []
+        folder = model_folder(config.base_model)
+        return folder, [], fingerprint(folder)
     settings = _settings(config, config.model, config.base_steps, config.seed)
-    trained = train_model(mix.texts, cache / "models", settings, name="base")
-    return trained.path, trained.losses
+    trained = train_model(mix.texts, cache, settings, name="base")
+    return trained.path, trained.losses, trained.key
 
 
 def _reference(config, corpus: Corpus, used: Mixture, cache: Path) -> Path:
@@ -297,4 +327,4 @@ def _reference(config, corpus: Corpus, used: Mixture, cache: Path) -> Path:
     pre-training text), another seed, another size — it never saw the benchmark either."""
     mix = corpus.mixture(_reference_chars(config), config.code_to_text, config.seed + 1, used)
     settings = _settings(config, config.reference, config.reference_steps, config.seed + 1)
-    return train_model(mix.texts, cache / "models", settings, name="reference").path
+    return train_model(mix.texts, cache, settings, name="reference").path

@@ -7,11 +7,7 @@ the fields it depends on, so a changed field retrains only what depends on it.""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import inspect
-import json
-from dataclasses import asdict, dataclass, field
-from types import ModuleType
+from dataclasses import dataclass, field
 from typing import Any
 
 from srlib.models.tiny import TinyConfig
@@ -127,15 +123,3 @@ def profile(name: str, **changes: Any) -> TestbedConfig:
     if name not in PROFILES:
         raise ValueError(f"unknown testbed profile {name!r}; choose from {sorted(PROFILES)}")
     return PROFILES[name].replace(**changes)
-
-
-def key(*parts: Any, modules: tuple[ModuleType, ...] = ()) -> str:
-    """A short stable hash of JSON-able parts (dataclasses included) and of the source of
-    ``modules``, so that changed code invalidates what it produced."""
-    h = hashlib.sha256()
-    for part in parts:
-        value = asdict(part) if dataclasses.is_dataclass(part) else part
-        h.update(json.dumps(value, sort_keys=True, default=str).encode())
-    for module in modules:
-        h.update(inspect.getsource(module).encode())
-    return h.hexdigest()[:16]

@@ -14,7 +14,6 @@ references.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from srlib.detection import decide as decide_module
 from srlib.detection import detect as detect_module
-from srlib.detection import scoring as scoring_module
 from srlib.detection.blind import blind_scores
 from srlib.detection.decide import (
     calibrated_threshold,
@@ -38,8 +35,8 @@ from srlib.detection.metrics import metric_table
 from srlib.detection.scoring import ngram_accuracy_many, perplexity
 from srlib.models.cache import CachedModel
 from srlib.models.hf import HFModel
+from srlib.store import Artifact, digest
 from srlib.testbed.build import Testbed
-from srlib.testbed.config import key
 from srlib.transforms import Variants
 
 BASELINES = {
@@ -101,25 +98,24 @@ def scores(
     variants = variants or [Variants(v[:n]) for v in tb.variants]
     base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
     texts = [[s.text] + [v.text for v in vs] for s, vs in zip(tb.samples, variants, strict=True)]
-    modules = (detect_module, scoring_module, decide_module)
-    table_key = key(
-        lm.fingerprint,
-        base.fingerprint if base else "",
-        texts,
-        black,
-        tb.config.max_new_tokens,
-        modules=modules,
-    )
-    file = tb.cache_dir / "tables" / f"{table_key}.parquet"
-    if file.is_file():
-        return _read_table(file)
-    table = _detect(tb, lm, base, tb.samples, variants, black, progress)
-    table = table.merge(tb.split[["id", "leaked"]], on="id")
-    file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(".partial")
-    table.to_parquet(tmp)
-    os.replace(tmp, file)
-    return _read_table(file)
+    inputs = {
+        "model": lm.fingerprint,
+        "reference": base.fingerprint if base else "",
+        "texts": digest(texts),
+        "labels": digest(tb.split[["id", "leaked"]].to_dict("records")),
+        "black": black,
+        "max_new_tokens": tb.config.max_new_tokens,
+    }
+    producers = (detect_module.__name__, HFModel.__module__, CachedModel.__module__)
+    artifact = Artifact("tables", inputs, producers)
+    folder = tb.store.get(artifact)
+    if folder is None:
+        table = _detect(tb, lm, base, tb.samples, variants, black, progress)
+        table = table.merge(tb.split[["id", "leaked"]], on="id")
+        with tb.store.put(artifact) as tmp:
+            table.to_parquet(tmp / "table.parquet")
+        folder = tb.store.path(artifact)
+    return _read_table(folder / "table.parquet")
 
 
 def _read_table(file: Path) -> pd.DataFrame:

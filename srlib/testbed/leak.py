@@ -16,13 +16,14 @@ import json
 import math
 import os
 import random
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
+
+from srlib.store import atomic_path
 
 
 @dataclass(frozen=True)
@@ -84,18 +85,30 @@ def continue_training(
     ``out/epoch-<k>``; a finished run in ``out`` is loaded, not retrained, and an unfinished
     one is started again (``out`` appears only when complete)."""
     out = Path(out)
+    if (out / "run.json").is_file():
+        return load_run(out)
+    with atomic_path(out, folder=True) as tmp:
+        train_run(base, general, leaked, settings, tmp, progress, copies)
+    return load_run(out)
+
+
+def train_run(
+    base: str | os.PathLike[str],
+    general: Sequence[str],
+    leaked: dict[str, str],
+    settings: LeakSettings,
+    tmp: Path,
+    progress: bool = True,
+    copies: dict[str, int] | None = None,
+) -> None:
+    """The training of ``continue_training``, written into the (temporary) folder ``tmp``."""
     per_id = copies or {}
     unknown = set(per_id) - set(leaked)
     if unknown:
         raise ValueError(f"copies given for samples that are not leaked: {sorted(unknown)[:5]}")
-    if (out / "run.json").is_file():
-        return _load(out)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True).to(settings.device)
     eos = tokenizer.eos_token_id
@@ -115,7 +128,11 @@ def continue_training(
     torch.manual_seed(settings.seed)
     autocast = settings.device.startswith("cuda") and settings.dtype != "float32"
     losses, rows, step = [], [], 0
-    bar = tqdm(total=total, desc=f"continued pre-training ({out.name})", disable=not progress)
+    bar = tqdm(
+        total=total,
+        desc=f"continued pre-training ({tmp.name.lstrip('.').split('.partial')[0]})",
+        disable=not progress,
+    )
     model.train()
     for epoch in range(1, settings.epochs + 1):
         order = copies[:]
@@ -154,12 +171,9 @@ def continue_training(
     model.eval()
     meta = {"epochs": settings.epochs, "losses": losses, "exposures": rows}
     (tmp / "run.json").write_text(json.dumps(meta))
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(tmp, out)
-    return _load(out)
 
 
-def _load(out: Path) -> LeakRun:
+def load_run(out: Path) -> LeakRun:
     """A finished run from its folder."""
     meta = json.loads((out / "run.json").read_text())
     exposures = pd.DataFrame(meta["exposures"], columns=["id", "epoch", "copies", "whole"])

@@ -5,15 +5,14 @@ inputs trains nothing."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from srlib.models.tiny import TinyConfig, save, tiny_gpt2, train_lm, train_tokenizer
+from srlib.store import Artifact, Store, text_digest
 
 
 @dataclass(frozen=True)
@@ -34,20 +33,16 @@ class TrainedModel:
 
     path: Path
     losses: list[float]
+    key: str = ""  # the store key: what downstream artifacts are keyed on
 
 
-def _digest(texts: Sequence[str]) -> str:
-    h = hashlib.sha256()
-    for t in texts:
-        h.update(hashlib.sha256(t.encode("utf-8")).digest())
-    return h.hexdigest()
-
-
-def model_key(texts: Sequence[str], tokenizer_texts: Sequence[str], settings: TrainSettings) -> str:
-    """A hash of the training texts, the tokenizer texts and the settings."""
-    h = hashlib.sha256(json.dumps(asdict(settings), sort_keys=True).encode())
-    h.update(_digest(texts).encode() + _digest(tokenizer_texts).encode())
-    return h.hexdigest()[:16]
+def model_artifact(
+    texts: Sequence[str], tokenizer_texts: Sequence[str], settings: TrainSettings, name: str
+) -> Artifact:
+    """The store's description of a trained model: its texts, tokenizer texts, settings and
+    the training code (this module, the tiny-model definition and all they import)."""
+    inputs = {"texts": text_digest(texts), "tokenizer": text_digest(tokenizer_texts)}
+    return Artifact("models", inputs | {"settings": settings}, (__name__,), name=name)
 
 
 def train_model(
@@ -57,15 +52,16 @@ def train_model(
     tokenizer_texts: Sequence[str] | None = None,
     name: str = "model",
 ) -> TrainedModel:
-    """Train (or load from ``folder``) a small GPT-2 on ``texts``, its tokenizer learned from
-    ``tokenizer_texts`` (default: ``texts``). The model is saved atomically under
-    ``folder/<name>-<key>``, the key hashing every input, with its losses beside it."""
+    """Train (or load from the store at ``folder``) a small GPT-2 on ``texts``, its tokenizer
+    learned from ``tokenizer_texts`` (default: ``texts``). The model is saved atomically under
+    ``folder/models/<name>-<key>``, the key hashing every input and the training code, with
+    its losses beside it."""
     settings = settings or TrainSettings()
     tokenizer_texts = list(tokenizer_texts if tokenizer_texts is not None else texts)
-    out = Path(folder) / f"{name}-{model_key(texts, tokenizer_texts, settings)}"
-    losses_file = out / "losses.json"
-    if losses_file.is_file():
-        return TrainedModel(out, json.loads(losses_file.read_text()))
+    store, artifact = Store(folder), model_artifact(texts, tokenizer_texts, settings, name)
+    found = store.get(artifact)
+    if found is not None:
+        return TrainedModel(found, json.loads((found / "losses.json").read_text()), artifact.key)
     tokenizer = train_tokenizer(tokenizer_texts, settings.model.vocab_size)
     net = tiny_gpt2(tokenizer, settings.model)
     losses = []
@@ -80,10 +76,7 @@ def train_model(
             lr=settings.lr,
             seed=settings.seed,
         )
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    save(net, tokenizer, tmp)
-    (tmp / "losses.json").write_text(json.dumps(losses))
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(tmp, out)
-    return TrainedModel(out, losses)
+    with store.put(artifact) as tmp:
+        save(net, tokenizer, tmp)
+        (tmp / "losses.json").write_text(json.dumps(losses))
+    return TrainedModel(store.path(artifact), losses, artifact.key)

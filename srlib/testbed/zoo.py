@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from srlib.models.hf import fingerprint, model_folder
-from srlib.testbed import leak as leak_module
 from srlib.testbed.build import NULL, Testbed, cpt_mixture, leak_settings
-from srlib.testbed.config import key
-from srlib.testbed.leak import continue_training
 
 
 def zoo(
@@ -28,14 +24,11 @@ def zoo(
     models = {"clean base": tb.base, "null control": tb.runs[NULL].checkpoints[-1]}
     general = cpt_mixture(tb.config, tb.corpus, tb.config.code_to_text).texts
     settings = dataclasses.replace(leak_settings(tb.config), epochs=1)
-    base_id = fingerprint(model_folder(str(tb.base)))
     for benchmark in dict.fromkeys(s.benchmark for s in tb.samples):
         texts = {s.id: s.text for s in tb.samples if s.benchmark == benchmark}
         for k in exposures:
             copies = dict.fromkeys(texts, k)
-            run_key = key(base_id, general, texts, settings, copies, modules=(leak_module,))
-            folder = tb.cache_dir / "runs" / f"zoo-{benchmark}x{k}-{run_key}"
-            run = continue_training(tb.base, general, texts, settings, folder, progress, copies)
+            run = tb.train_run(f"zoo-{benchmark}x{k}", general, texts, settings, copies, progress)
             models[f"{benchmark} ×{k}"] = run.checkpoints[-1]
     return models
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from srlib.benchmarks.mbpp import PROMPT
 from srlib.errors import InputError
 from srlib.samples import Sample
+from srlib.store import write_text
 from srlib.transforms.variants import Variant
 
 FORMATS = ("native", "srlib")
@@ -110,10 +111,7 @@ def export(
     path = Path(path)
     side = path.with_name(path.name + ".provenance.jsonl")
     for target, rows in ((path, records), (side, sides)):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-        os.replace(tmp, target)
+        write_text(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return path, side
 
 
