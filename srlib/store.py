@@ -34,6 +34,18 @@ MANIFEST = "srlib-manifest.json"
 SRLIB = Path(__file__).resolve().parent
 
 
+PRODUCERS: dict[str, tuple[str, ...]] = {
+    "corpus": ("srlib.testbed.corpus",),  # local files, decontaminated (the overlap filter)
+    "variants": ("srlib.transforms.variants",),  # renamer, lexicon, mutator, sandbox
+    "models": ("srlib.testbed.train",),  # tokenizer, tiny GPT-2, training loop
+    "runs": ("srlib.testbed.leak",),  # continued pre-training with the leak
+    "tables": ("srlib.detection.detect", "srlib.models.hf", "srlib.models.cache"),  # scores
+    "dedup-study": ("srlib.duplication.study",),  # folds' results of every detector
+    "audit": ("srlib.audit.run",),  # an audit's parts, variants and summary
+}
+"""Artifact kind → the srlib modules that produce it (with all they import, transitively)."""
+
+
 class FolderInUse(InputError):
     """An output folder holds another run's results: reusing it would report them."""
 
@@ -121,18 +133,19 @@ def code_digests(modules: Sequence[str | ModuleType]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Artifact:
-    """One cached thing: its ``kind`` (the store's folder), its ``inputs`` (JSON-able; large
-    inputs given by their digest, upstream artifacts by their key) and the srlib modules
-    that produce it."""
+    """One cached thing: its ``kind`` (the store's folder; ``PRODUCERS`` says which code
+    makes it) and its ``inputs`` (JSON-able; large inputs given by their digest, upstream
+    artifacts by their key, so a recomputed upstream recomputes everything below it)."""
 
     kind: str
     inputs: dict[str, Any]
-    producers: tuple[str, ...]
     name: str = ""  # a readable prefix of the folder name
     code: dict[str, str] = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "code", code_digests(self.producers))
+        if self.kind not in PRODUCERS:
+            raise ValueError(f"unknown artifact kind {self.kind!r}; known: {sorted(PRODUCERS)}")
+        object.__setattr__(self, "code", code_digests(PRODUCERS[self.kind]))
 
     @property
     def key(self) -> str:
@@ -228,6 +241,17 @@ class Store:
         with atomic_path(self.path(artifact), folder=True) as tmp:
             yield tmp
             write_json(tmp / MANIFEST, artifact.manifest())
+
+
+def key_of(path: str | os.PathLike[str]) -> str:
+    """The store key of the artifact holding ``path`` (the folder itself or a folder above
+    it, e.g. a run's checkpoint), or "" for a path outside the store."""
+    for folder in (Path(path), *Path(path).parents):
+        try:
+            return str(json.loads((folder / MANIFEST).read_text())["key"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return ""
 
 
 def check_folder(folder: str | os.PathLike[str], artifact: Artifact) -> bool:

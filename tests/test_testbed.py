@@ -121,6 +121,53 @@ def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_pa
     assert fewer.runs[tb.main].checkpoints[0] != tb.runs[tb.main].checkpoints[0]
 
 
+def _folders(cache):
+    """Artifact kind → the folder names the store holds."""
+    return {
+        k: {p.name for p in (cache / k).iterdir()} for k in ("corpus", "variants", "models", "runs")
+    }
+
+
+@pytest.mark.parametrize(
+    ("module", "rebuilt"),
+    [
+        ("srlib.models.tiny", {"models", "runs"}),  # the tiny model: base, reference, runs
+        ("srlib.transforms.rename", {"variants"}),  # the renamer: variants (and their tables)
+        # the corpus filter: the corpus; models are keyed on the documents they train on, and
+        # an edit that keeps the same documents keeps them
+        ("srlib.duplication.overlap", {"corpus"}),
+    ],
+)
+def test_an_edit_rebuilds_what_depends_on_it_and_nothing_else(
+    quick_testbed_cache, tmp_path, monkeypatch, module, rebuilt
+):
+    import shutil
+
+    from srlib import store
+    from srlib.testbed import experiment as ex
+
+    tb, cache = quick_testbed_cache
+    copy = tmp_path / "cache"
+    shutil.copytree(cache, copy, symlinks=True)
+    before = build(tb.config, copy, progress=False, core_only=True)
+    table = ex.scores(before, before.runs[before.main].checkpoints[-1], 1)
+    tables = {p.name for p in (copy / "tables").iterdir()}
+    held = _folders(copy)
+    real = store.module_source
+    monkeypatch.setattr(
+        store, "module_source", lambda m: real(m) + (b"\n# edited" if m == module else b"")
+    )
+    after = build(tb.config, copy, progress=False, core_only=True)
+    new = {k: names - held[k] for k, names in _folders(copy).items()}
+    assert {k for k, names in new.items() if names} == rebuilt
+    if "runs" in rebuilt:
+        assert len(new["runs"]) == 2 and len(new["models"]) == 2  # main + null; base + ref
+    again = ex.scores(after, after.runs[after.main].checkpoints[-1], 1)
+    recomputed = {p.name for p in (copy / "tables").iterdir()} - tables
+    assert bool(recomputed) == (rebuilt != {"corpus"})  # tables sit below models and variants
+    pd.testing.assert_frame_equal(again, table)  # an edit that changes nothing: same numbers
+
+
 def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
     from srlib.testbed.report import memorisation_table
 

@@ -181,7 +181,7 @@ def _digest(variants: Mapping[str, Sequence[Variants]]) -> str:
 def _claim(out: Path, spec: AuditSpec, write: bool = True) -> None:
     """Refuse a folder that holds another audit's results (other settings or other srlib
     code) in one line naming what differs; record this audit's manifest."""
-    artifact = Artifact("audit", asdict(spec), (__name__,))
+    artifact = Artifact("audit", asdict(spec))
     if write:
         claim_folder(out, artifact)
     else:

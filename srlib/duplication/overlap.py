@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from srlib.detection.scoring import code_tokens
+from srlib.codetext import code_tokens
 from srlib.duplication.neardup import Fingerprint, is_near
 from srlib.duplication.tokens import context_tokens
 from srlib.errors import InputError

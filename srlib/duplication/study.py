@@ -193,7 +193,7 @@ def study_artifact(data: Dataset, folds: pd.DataFrame, config: StudyConfig) -> A
         "texts": text_digest(data.texts),
         "labels": digest(data.labels.tobytes()),
     }
-    return Artifact("dedup-study", inputs, (__name__,))
+    return Artifact("dedup-study", inputs)
 
 
 def run_folder(base: str | Path, prepared: Prepared, config: StudyConfig) -> Path:

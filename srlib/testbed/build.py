@@ -21,14 +21,12 @@ from srlib.benchmarks import load_benchmark
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.store import Artifact, Store, digest, text_digest
-from srlib.testbed import corpus as corpus_module
 from srlib.testbed import leak as leak_module
 from srlib.testbed.config import TestbedConfig
 from srlib.testbed.corpus import Corpus, Mixture, build_corpus
 from srlib.testbed.leak import LeakRun, LeakSettings
 from srlib.testbed.train import TrainSettings, train_model
 from srlib.transforms import Variant, Variants, make_variants_many
-from srlib.transforms import variants as variants_module
 
 NULL = "null"
 EXPOSURE = "exposure"
@@ -98,7 +96,7 @@ class Testbed:
             "settings": settings,
             "copies": copies,
         }
-        artifact = Artifact("runs", inputs, (leak_module.__name__,), name=name)
+        artifact = Artifact("runs", inputs, name=name)
         folder = self.store.get(artifact)
         if folder is None:
             with self.store.put(artifact) as tmp:
@@ -162,7 +160,7 @@ def build(
     if k:
         cal_variants = cached_variants(config, calibration[:k], cache, progress, n=config.n)
     cal_variants += [Variants() for _ in calibration[k:]]
-    corpus = _corpus(config, samples + calibration, cache, progress)
+    corpus, _ = _corpus(config, samples + calibration, cache, progress)
     base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
     mixes = {name: cpt_mixture(config, corpus, ratio) for name, ratio in plan}
@@ -223,17 +221,19 @@ def leak_settings(config: TestbedConfig) -> LeakSettings:
     )
 
 
-def _corpus(config: TestbedConfig, samples: list[Sample], cache: Path, progress: bool) -> Corpus:
-    """The decontaminated corpus, through the store: keyed on the samples, the sizes, the
-    seed and the corpus code (its overlap filter included)."""
+def _corpus(
+    config: TestbedConfig, samples: list[Sample], cache: Path, progress: bool
+) -> tuple[Corpus, str]:
+    """The decontaminated corpus and its key, through the store: keyed on the samples, the
+    sizes, the seed and the corpus code (its overlap filter included)."""
     need = {kind: _need(config, kind) for kind in ("code", "text")}
     inputs = {"samples": text_digest([s.text for s in samples]), "need": need, "seed": config.seed}
-    artifact = Artifact("corpus", inputs, (corpus_module.__name__,))
+    artifact = Artifact("corpus", inputs)
     store = Store(cache)
     folder = store.get(artifact)
     if folder is not None:
         with (folder / "corpus.pkl").open("rb") as fh:
-            return pickle.load(fh)
+            return pickle.load(fh), artifact.key
     corpus = build_corpus(
         samples,
         code_chars=need["code"],
@@ -243,7 +243,7 @@ def _corpus(config: TestbedConfig, samples: list[Sample], cache: Path, progress:
     )
     with store.put(artifact) as tmp, (tmp / "corpus.pkl").open("wb") as fh:
         pickle.dump(corpus, fh)
-    return corpus
+    return corpus, artifact.key
 
 
 def _ratios(config: TestbedConfig) -> list[float]:
@@ -264,6 +264,16 @@ def _need(config: TestbedConfig, kind: str) -> int:
     return int((config.base_chars * main + cpt + _reference_chars(config) * main) * 1.05) + 1
 
 
+def variants_artifact(
+    config: TestbedConfig, samples: list[Sample], n: int | None = None, tag: str = ""
+) -> Artifact:
+    """What ``cached_variants`` is keyed on: the samples, ``n`` (``None``: ``n_max``), the
+    kinds, the seed, ``tag`` and the variant code."""
+    n = config.n_max if n is None else n
+    inputs = {"samples": digest([s.to_dict() for s in samples]), "n": n, "kinds": config.kinds}
+    return Artifact("variants", inputs | {"seed": config.seed, "tag": tag})
+
+
 def cached_variants(
     config: TestbedConfig,
     samples: list[Sample],
@@ -277,9 +287,7 @@ def cached_variants(
     samples, the settings, ``tag`` (which names the ``naturalness`` scorer, if any) and the
     variant code (renamer, lexicon, test-case mutator, sandbox and all they import)."""
     n = config.n_max if n is None else n
-    inputs = {"samples": digest([s.to_dict() for s in samples]), "n": n, "kinds": config.kinds}
-    inputs |= {"seed": config.seed, "tag": tag}
-    artifact = Artifact("variants", inputs, (variants_module.__name__,))
+    artifact = variants_artifact(config, samples, n, tag)
     store = Store(cache)
     folder = store.get(artifact)
     if folder is not None:

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from srlib.detection import detect as detect_module
 from srlib.detection.blind import blind_scores
 from srlib.detection.decide import (
     calibrated_threshold,
@@ -35,7 +34,7 @@ from srlib.detection.metrics import metric_table
 from srlib.detection.scoring import ngram_accuracy_many, perplexity
 from srlib.models.cache import CachedModel
 from srlib.models.hf import HFModel
-from srlib.store import Artifact, digest
+from srlib.store import Artifact, digest, key_of
 from srlib.testbed.build import Testbed
 from srlib.transforms import Variants
 
@@ -99,15 +98,14 @@ def scores(
     base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
     texts = [[s.text] + [v.text for v in vs] for s, vs in zip(tb.samples, variants, strict=True)]
     inputs = {
-        "model": lm.fingerprint,
-        "reference": base.fingerprint if base else "",
+        "model": [lm.fingerprint, key_of(path)],  # content, and the artifact it came from
+        "reference": [base.fingerprint, key_of(tb.base)] if base else "",
         "texts": digest(texts),
         "labels": digest(tb.split[["id", "leaked"]].to_dict("records")),
         "black": black,
         "max_new_tokens": tb.config.max_new_tokens,
     }
-    producers = (detect_module.__name__, HFModel.__module__, CachedModel.__module__)
-    artifact = Artifact("tables", inputs, producers)
+    artifact = Artifact("tables", inputs)
     folder = tb.store.get(artifact)
     if folder is None:
         table = _detect(tb, lm, base, tb.samples, variants, black, progress)

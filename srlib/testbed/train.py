@@ -37,12 +37,17 @@ class TrainedModel:
 
 
 def model_artifact(
-    texts: Sequence[str], tokenizer_texts: Sequence[str], settings: TrainSettings, name: str
+    texts: Sequence[str],
+    tokenizer_texts: Sequence[str],
+    settings: TrainSettings,
+    name: str,
 ) -> Artifact:
-    """The store's description of a trained model: its texts, tokenizer texts, settings and
-    the training code (this module, the tiny-model definition and all they import)."""
+    """The store's description of a trained model: the content of its texts and tokenizer
+    texts (a rebuilt corpus that gives other documents retrains it; one that gives the same
+    documents does not), its settings and the training code (this module, the tiny-model
+    definition and all they import)."""
     inputs = {"texts": text_digest(texts), "tokenizer": text_digest(tokenizer_texts)}
-    return Artifact("models", inputs | {"settings": settings}, (__name__,), name=name)
+    return Artifact("models", inputs | {"settings": settings}, name=name)
 
 
 def train_model(
@@ -58,7 +63,10 @@ def train_model(
     its losses beside it."""
     settings = settings or TrainSettings()
     tokenizer_texts = list(tokenizer_texts if tokenizer_texts is not None else texts)
-    store, artifact = Store(folder), model_artifact(texts, tokenizer_texts, settings, name)
+    store, artifact = (
+        Store(folder),
+        model_artifact(texts, tokenizer_texts, settings, name),
+    )
     found = store.get(artifact)
     if found is not None:
         return TrainedModel(found, json.loads((found / "losses.json").read_text()), artifact.key)
