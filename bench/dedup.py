@@ -8,12 +8,15 @@ Usage: ``.venv/bin/python bench/dedup.py [N [SUBSET]]``.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from _timing import timed
 
 from srlib.duplication.neardup import exhaustive_pairs, lsh_pairs
 from srlib.duplication.partition import fingerprints, partition
-from srlib.duplication.synthetic import code_windows
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from synthetic import code_windows  # noqa: E402  (the tests' data generator, not the library's)
 
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000

@@ -157,7 +157,12 @@ def detector_intervals(metrics: pd.DataFrame, metric: str = "mcc") -> plt.Figure
         sharey=True,
         squeeze=False,
     )
-    palette = {"self-referential": "tab:red", "baseline": "tab:blue", "reference": "gray"}
+    palette = {
+        "self-referential": "tab:red",
+        "needs a reference model": "tab:purple",
+        "threshold baseline": "tab:blue",
+        "trivial reference": "gray",
+    }
     for ax, group in zip(axes[0], groups, strict=True):
         g = m[m.group == group].reset_index(drop=True)
         for i, r in g.iterrows():
@@ -166,7 +171,7 @@ def detector_intervals(metrics: pd.DataFrame, metric: str = "mcc") -> plt.Figure
                 i,
                 xerr=[[r.value - r.low], [r.high - r.value]],
                 fmt="o",
-                color=palette.get(r.kind, "black"),
+                color=palette.get(r.family, "black"),
             )
         ax.set_yticks(range(len(g)), g.detector)
         ax.axvline(0, color="gray", lw=0.5)

@@ -64,7 +64,7 @@ def dask_client():
 @pytest.fixture(scope="session")
 def contexts():
     """2,500 code windows with planted exact and near copies."""
-    from srlib.duplication.synthetic import code_windows
+    from synthetic import code_windows
 
     return code_windows(2500, exact=0.3, near=0.3, max_copies=3, chars=600_000)
 

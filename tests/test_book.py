@@ -42,6 +42,33 @@ def test_runs_file_errors_name_the_entry(tmp_path):
         book.read_runs(runs)
 
 
+def test_the_testbed_block_is_injected_into_its_chapters_and_undeclared_names_fail(tmp_path):
+    for name in ("a", "b", "c"):
+        notebook(
+            tmp_path / "notebooks" / f"{name}.ipynb", params="x = 1\nprofile = 'cpu'\nquick = False"
+        )
+    runs = tmp_path / "runs.yml"
+    shared = (
+        "testbed:\n  chapters: [a, b]\n  parameters: {profile: cpu}\n  quick: {profile: quick}\n"
+    )
+    runs.write_text(
+        shared + "chapters:\n- notebook: notebooks/a.ipynb\n- notebook: notebooks/b.ipynb\n"
+        "  quick: {quick: true, x: 2}\n- notebook: notebooks/c.ipynb\n"
+    )
+    a, b, c = book.read_runs(runs)
+    assert a.params(False) == b.params(False) == {"profile": "cpu"}
+    assert a.params(True) == {"profile": "quick"} and b.params(True)["x"] == 2
+    assert c.params(False) == {}
+    runs.write_text(
+        shared + "chapters:\n- notebook: notebooks/a.ipynb\n  parameters: {profile: gpu}\n"
+    )
+    with pytest.raises(ValueError, match=r"a.ipynb sets the testbed's \['profile'\] itself"):
+        book.read_runs(runs)
+    runs.write_text("- notebook: notebooks/c.ipynb\n  parameters: {base_model: m}\n")
+    with pytest.raises(ValueError, match=r"c.ipynb declares no parameter \['base_model'\]"):
+        book.read_runs(runs)
+
+
 def test_execute_stamps_skips_current_and_reruns_stale(tmp_path):
     notebook(tmp_path / "notebooks" / "a.ipynb", "print(x * 10)")
     (tmp_path / "runs.yml").write_text("- notebook: notebooks/a.ipynb\n  quick: {x: 2}\n")
@@ -173,3 +200,33 @@ def test_notebooks_never_overwrite_their_parameters():
             for node in ast.walk(ast.parse(cell.source)):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     assert node.id not in params, f"{run.notebook} overwrites {node.id!r}"
+
+
+def _tables(path: Path) -> list[str]:
+    """The text a reader sees in a notebook's outputs (tables and printed lines), without
+    stderr (progress bars and their timings) and figures."""
+    texts = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream" and out.name == "stdout":
+                texts.append(out.text)
+            elif out.output_type in ("execute_result", "display_data"):
+                texts += [out.data[k] for k in ("text/plain", "text/html") if k in out.data]
+    return texts
+
+
+@pytest.mark.notebook
+def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(quick_book, tmp_path):
+    """The quick book ran them with ``--jobs 2`` beside other chapters, on a testbed built
+    in the test process; here they run alone, one job, training their own testbed afresh."""
+    root_two, _, _ = quick_book
+    root = tmp_path / "alone"
+    root.mkdir()
+    for name in ("runs.yml", "references.bib"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    chapters = ["03-testbed", "04-detection"]
+    outputs = book.execute(root, quick=True, force=True, jobs=1, only=chapters)
+    for out in outputs:
+        theirs = _tables(root_two / book.EXECUTED / out.name)
+        assert _tables(out) == theirs, out.name

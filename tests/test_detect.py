@@ -77,3 +77,26 @@ def test_a_sample_without_variants_is_undecided_not_negative(memorised):
     summary = flag_rate(table.sr_gray, table.n_variants)
     assert (summary["decided"], summary["undecided"]) == (2, 1)
     assert summary["chance"] == 0.25  # from the decided samples' own 3 variants
+
+
+def test_a_scorer_bug_is_raised_not_turned_into_nan(memorised, monkeypatch):
+    from srlib.detection import detect as detect_module
+    from srlib.detection.scoring import NeedsFullDistribution
+
+    samples = load_benchmark("humaneval")[2:3]
+    variants = make_variants_many(samples, 2, kinds=("function",), progress=False)
+
+    def needs(s, text):
+        raise NeedsFullDistribution("no distribution")
+
+    name = next(iter(detect_module.GRAY_SCORERS))
+    monkeypatch.setitem(detect_module.GRAY_SCORERS, name, needs)
+    table = detect(memorised, samples, variants=variants, setting="gray", progress=False)
+    assert table[f"score_{name}"].isna().all()  # a backend without the distribution: NaN
+
+    def broken(s, text):
+        raise ValueError("a bug in the scorer")
+
+    monkeypatch.setitem(detect_module.GRAY_SCORERS, name, broken)
+    with pytest.raises(ValueError, match="a bug in the scorer"):
+        detect(memorised, samples, variants=variants, setting="gray", progress=False)

@@ -4,6 +4,7 @@ import json
 import random
 
 import pytest
+from synthetic import code_windows
 
 from srlib.duplication.contexts import Context, offset, secret_context
 from srlib.duplication.neardup import (
@@ -15,7 +16,6 @@ from srlib.duplication.neardup import (
     multiset_jaccard,
 )
 from srlib.duplication.partition import fingerprints, partition, partition_table
-from srlib.duplication.synthetic import code_windows
 from srlib.duplication.tokens import context_tokens, generic_tokens, python_tokens
 
 

@@ -216,3 +216,8 @@ def test_hash_seed_makes_string_sets_deterministic():
     code = "print(list({'alpha', 'beta', 'gamma', 'delta', 'epsilon'}))"
     outs = {run(code, hash_seed=0).stdout for _ in range(3)}
     assert len(outs) == 1
+
+
+def test_an_explicit_timeout_overrides_the_limits_it_is_given_with():
+    r = run_program("import time\ntime.sleep(30)", timeout=1.0, limits=Limits(timeout=60.0))
+    assert r.status == "timeout" and r.duration < 20

@@ -158,14 +158,20 @@ def test_self_referential_without_a_comparison_is_undecided(variants):
     assert self_referential(float("nan"), [1.0]).leaked is None
 
 
-def _oracle_by_sklearn(scores, labels):
-    """The slow reference: F1 by scikit-learn at every distinct score, lowest best kept."""
+def _oracle_by_sklearn(scores, labels, objective="f1"):
+    """The slow reference: F1 (or MCC) by scikit-learn at every distinct score, lowest best
+    kept; a NaN score is never flagged."""
     s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
     best = (float("inf"), 0.0)
     for t in np.unique(s[~np.isnan(s)]):
-        f1 = f1_score(y, s >= t, zero_division=0)
-        if f1 > best[1]:
-            best = (float(t), float(f1))
+        flags = np.nan_to_num(s, nan=-np.inf) >= t
+        value = (
+            f1_score(y, flags, zero_division=0)
+            if objective == "f1"
+            else matthews_corrcoef(y, flags)
+        )
+        if value > best[1] + 1e-12:
+            best = (float(t), float(value))
     return best
 
 
@@ -179,6 +185,19 @@ def test_oracle_threshold_equals_the_scikit_learn_search(seed):
     t, f1 = oracle_threshold(scores, labels)
     t_ref, f1_ref = _oracle_by_sklearn(scores, labels)
     assert t == t_ref and f1 == pytest.approx(f1_ref)
+    t, mcc = oracle_threshold(scores, labels, "mcc")
+    t_ref, mcc_ref = _oracle_by_sklearn(scores, labels, "mcc")
+    assert mcc == pytest.approx(mcc_ref) and (t == t_ref or mcc == pytest.approx(0))
+
+
+def test_the_mcc_oracle_flags_less_than_the_f1_oracle_where_they_differ():
+    scores = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    labels = [0, 1, 0, 0, 1, 0, 1, 1, 1, 1]
+    t_f1, _ = oracle_threshold(scores, labels, "f1")
+    t_mcc, mcc = oracle_threshold(scores, labels, "mcc")
+    assert t_mcc > t_f1 and mcc == pytest.approx(
+        matthews_corrcoef(labels, np.array(scores) >= t_mcc)
+    )
 
 
 def test_threshold_modes():

@@ -261,9 +261,11 @@ def test_controls_tables_cover_every_condition(quick_testbed_cache):
     with pytest.raises(ValueError, match="no 'other' run"):
         controls.last_stage(tb, "other")
     shift = controls.calibration_shift(tb)
-    modes = shift.groupby("kind").calibration.agg(set)
+    modes = shift.groupby("family").calibration.agg(set)
     assert {"none", "other benchmark", "clean split"} <= modes["self-referential"]
-    assert "none" not in modes["baseline"] and "clean split" in modes["baseline"]
+    assert (
+        "none" not in modes["threshold baseline"] and "clean split" in modes["threshold baseline"]
+    )
     assert set(shift.group) == set(tb.split.benchmark)
 
 

@@ -113,6 +113,7 @@ def audit(
     variants: Mapping[str, Sequence[Variants]] | None = None,
     progress: bool = True,
     report: bool = True,
+    keyed: bool = False,
 ) -> Audit:
     """Audit ``models`` (specs, or label → spec) on ``benchmarks`` into the folder ``out``:
     ``samples.parquet`` / ``samples.csv`` (one row per model, benchmark and sample),
@@ -120,7 +121,10 @@ def audit(
     (a model spec, named ``reference_label`` in tables) and ``control`` (a benchmark spec
     of samples the models cannot have seen) give the empirical null; ``variants``
     (benchmark → one ``Variants`` per sample) replaces the variants the audit would make;
-    ``cache`` is the score cache (default ``out/scores.sqlite``)."""
+    ``cache`` is the score cache (default ``out/scores.sqlite``). ``out`` is claimed for
+    this audit (one holding another audit's results is refused in one line); with
+    ``keyed`` the results go to ``out/<key>`` instead, so changed inputs or a changed srlib
+    get a folder of their own (the book's way: a rerun recomputes, never refuses)."""
     pairs = (
         tuple(models.items())
         if isinstance(models, Mapping)
@@ -141,7 +145,7 @@ def audit(
         reference_label,
     )
     spec.check()
-    out = Path(out)
+    out = Path(out) / _artifact(spec).key if keyed else Path(out)
     sets = {b: load_benchmark(b)[:limit] for b in spec.benchmarks}
     if control:
         sets[CONTROL] = load_benchmark(control)[:limit]
@@ -178,10 +182,15 @@ def _digest(variants: Mapping[str, Sequence[Variants]]) -> str:
     return digest({name: [[v.text for v in vs] for vs in variants[name]] for name in variants})
 
 
+def _artifact(spec: AuditSpec) -> Artifact:
+    """The audit as the store sees it: its settings and the audit code."""
+    return Artifact("audit", asdict(spec))
+
+
 def _claim(out: Path, spec: AuditSpec, write: bool = True) -> None:
     """Refuse a folder that holds another audit's results (other settings or other srlib
     code) in one line naming what differs; record this audit's manifest."""
-    artifact = Artifact("audit", asdict(spec))
+    artifact = _artifact(spec)
     if write:
         claim_folder(out, artifact)
     else:

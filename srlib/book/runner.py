@@ -29,6 +29,7 @@ from srlib.store import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = Path("book/_executed")
+KERNEL_THREADS = 1  # per kernel, for every --jobs: the same commit gives the same numbers
 
 
 class NotebookFailed(SrlibError):
@@ -57,17 +58,35 @@ class Run:
         return root / EXECUTED / self.notebook.name
 
 
+SHARED_KEYS = {"chapters", "parameters", "quick"}
+
+
 def read_runs(path: str | os.PathLike[str]) -> list[Run]:
-    """Parse the runs file; a bad entry is an error naming the file and the entry."""
+    """Parse the runs file: a list of runs, or a mapping with ``chapters`` (that list) and
+    ``testbed`` (``chapters``: the notebooks that read the testbed; ``parameters`` and
+    ``quick``: what every one of them is given, so they cannot disagree). A bad entry, a
+    chapter that sets a shared parameter itself, or a parameter its notebook does not
+    declare is an error naming the file, the notebook and the parameter."""
     path = Path(path)
     try:
-        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or []
     except yaml.YAMLError as e:
         raise InputError(f"{path}: not YAML ({e})") from e
-    if not isinstance(entries, list):
+    shared: dict[str, Any] = {}
+    if isinstance(doc, dict):
+        unknown = set(doc) - {"testbed", "chapters"}
+        if unknown:
+            raise InputError(f"{path}: unknown top-level key(s) {sorted(unknown)}")
+        shared = doc.get("testbed") or {}
+        if set(shared) - SHARED_KEYS:
+            raise InputError(
+                f"{path}: testbed has unknown key(s) {sorted(set(shared) - SHARED_KEYS)}"
+            )
+        doc = doc.get("chapters") or []
+    if not isinstance(doc, list):
         raise InputError(f"{path}: expected a list of runs")
     runs = []
-    for i, e in enumerate(entries, 1):
+    for i, e in enumerate(doc, 1):
         if not isinstance(e, dict) or "notebook" not in e:
             raise InputError(f"{path}: run {i} needs a 'notebook' key, got {e!r}")
         unknown = set(e) - {"notebook", "parameters", "quick", "after"}
@@ -80,10 +99,38 @@ def read_runs(path: str | os.PathLike[str]) -> list[Run]:
         missing = set(after) - {r.notebook.stem for r in runs}
         if missing:
             raise InputError(f"{path}: run {i} comes after {sorted(missing)}, no earlier run")
-        runs.append(
-            Run(Path(e["notebook"]), e.get("parameters") or {}, e.get("quick") or {}, after)
-        )
+        parameters, quick = e.get("parameters") or {}, e.get("quick") or {}
+        if nb.stem in (shared.get("chapters") or ()):
+            own = (set(parameters) | set(quick)) & (
+                set(shared.get("parameters") or {}) | set(shared.get("quick") or {})
+            )
+            if own:
+                raise InputError(
+                    f"{path}: {e['notebook']} sets the testbed's {sorted(own)} itself; "
+                    "set them once in the testbed block"
+                )
+            parameters = {**(shared.get("parameters") or {}), **parameters}
+            quick = {**(shared.get("quick") or {}), **quick}
+        _check_declared(path, nb, {**parameters, **quick})
+        runs.append(Run(Path(e["notebook"]), parameters, quick, after))
+    named = set(shared.get("chapters") or ()) - {r.notebook.stem for r in runs}
+    if named:
+        raise InputError(f"{path}: the testbed block names no run {sorted(named)}")
     return runs
+
+
+def _check_declared(path: Path, notebook: Path, parameters: dict[str, Any]) -> None:
+    """A parameter the notebook's ``parameters`` cell does not declare would be injected and
+    silently ignored: an error naming it."""
+    import papermill as pm
+
+    declared = set(pm.inspect_notebook(str(notebook)))
+    undeclared = set(parameters) - declared
+    if undeclared:
+        raise InputError(
+            f"{path}: {notebook.name} declares no parameter {sorted(undeclared)} "
+            f"(its parameters: {sorted(declared)})"
+        )
 
 
 def _stamp(root: Path, run: Run, quick: bool) -> str:
@@ -151,15 +198,14 @@ def execute(
 
 @contextlib.contextmanager
 def _kernel_threads(jobs: int):
-    """While kernels run side by side, each sizes its thread pools to its share of the
-    cores (oversubscribed OpenMP pools are slower than one chapter at a time); the
-    environment is restored afterwards, and a value the user set is kept."""
+    """Every kernel gets ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is and
+    whichever chapters run beside it: numerics depend on thread counts, so a chapter's
+    tables must not depend on how the book was run (the testbed also fixes torch's, in its
+    config). The environment is restored afterwards; a value the user set is kept."""
     names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
     saved = {name: os.environ.get(name) for name in names}
-    if jobs > 1:
-        threads = str(max(1, (os.cpu_count() or 1) // jobs))
-        for name in names:
-            os.environ.setdefault(name, threads)
+    for name in names:
+        os.environ.setdefault(name, str(KERNEL_THREADS))
     try:
         yield
     finally:

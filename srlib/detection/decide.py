@@ -54,11 +54,16 @@ def self_referential(original: float, variants: Sequence[float]) -> SelfReferent
     return SelfReferential(bool(original > best), (1 + as_extreme) / (v.size + 1), original - best)
 
 
-def oracle_threshold(scores: Sequence[float], labels: Sequence[bool]) -> tuple[float, float]:
-    """The threshold (flag when score ≥ t) that maximises F1 on labelled data, and that F1:
-    an upper bound for a threshold baseline, not a deployable decision. Every distinct score
-    is tried at once (counts by binary search); ties in F1 go to the lowest threshold, and a
-    NaN score is never flagged but its label counts."""
+def oracle_threshold(
+    scores: Sequence[float], labels: Sequence[bool], objective: str = "f1"
+) -> tuple[float, float]:
+    """The threshold (flag when score ≥ t) that maximises ``objective`` ("f1" or "mcc") on
+    labelled data, and that value: an upper bound for a threshold baseline, not a deployable
+    decision (compare MCCs with the MCC-optimal one: the F1-optimal threshold flags too much
+    for MCC). Every distinct score is tried at once (counts by binary search); ties go to the
+    lowest threshold, and a NaN score is never flagged but its label counts."""
+    if objective not in ("f1", "mcc"):
+        raise ValueError(f"objective must be 'f1' or 'mcc', got {objective!r}")
     s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
     valid = ~np.isnan(s)
     thresholds = np.unique(s[valid])
@@ -68,10 +73,16 @@ def oracle_threshold(scores: Sequence[float], labels: Sequence[bool]) -> tuple[f
     tp = positives.size - np.searchsorted(positives, thresholds, side="left")
     fp = negatives.size - np.searchsorted(negatives, thresholds, side="left")
     fn = int(y.sum()) - tp
+    tn = int((~y).sum()) - fp
     with np.errstate(divide="ignore", invalid="ignore"):
-        f1 = np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
-    k = int(np.argmax(f1))
-    return (float(thresholds[k]), float(f1[k])) if f1[k] > 0 else (float("inf"), 0.0)
+        if objective == "f1":
+            value = np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+        else:
+            tp, fp, fn, tn = (np.asarray(a, dtype=float) for a in (tp, fp, fn, tn))
+            denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+            value = np.where(denominator > 0, (tp * tn - fp * fn) / denominator, 0.0)
+    k = int(np.argmax(value))
+    return (float(thresholds[k]), float(value[k])) if value[k] > 0 else (float("inf"), 0.0)
 
 
 def calibrated_threshold(clean_scores: Sequence[float], fpr: float = 0.05) -> float:

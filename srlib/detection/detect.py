@@ -10,6 +10,7 @@ import pandas as pd
 from srlib.detection.decide import self_referential
 from srlib.detection.scoring import (
     GRAY_SCORERS,
+    NeedsFullDistribution,
     ngram_overlap,
     perplexity,
     prefix_suffix,
@@ -111,10 +112,10 @@ def _gray(model, reference, groups, rows) -> None:
 
 def _try(fn, token_scores, text):
     """A gray-box score, or None where the backend cannot give it (e.g. Min-K%++ without
-    the full distribution)."""
+    the full distribution); any other error is a bug and is raised."""
     try:
         return fn(token_scores, text)
-    except ValueError:
+    except NeedsFullDistribution:
         return None
 
 

@@ -181,54 +181,6 @@ def flag_rate(
     return out
 
 
-BASELINES = ("ppl", "min_k", "min_k_pp", "zlib", "ref", "ngo")
-SELF_REFERENTIAL = ("sr_gray", "sr_black")
-
-
-def compare_detectors(
-    table: pd.DataFrame, labels: Sequence[bool], n_boot: int = 200
-) -> pd.DataFrame:
-    """One row per detector of a ``detect`` table: F1 and MCC of its decisions and the
-    threshold-free ROC-AUC of its oriented score. Baselines decide at the oracle threshold
-    (max F1 on these very labels: an upper bound no audit can reach); SrDetection decides
-    without one, and its margin (nats) is its score. The last row flags everything: the
-    trivial reference every F1 must beat (its MCC is 0). MCC comes with its bootstrap 95%
-    interval."""
-    from srlib.detection.decide import oracle_threshold, threshold_decide
-
-    y = np.asarray(labels, dtype=bool)
-    rows = []
-    for name in BASELINES:
-        if f"score_{name}" not in table:
-            continue
-        scores = table[f"score_{name}"].to_numpy(dtype=float)
-        threshold, _ = oracle_threshold(scores, y)
-        flags = threshold_decide(scores, threshold, inclusive=True)
-        rows.append(_row(name, "threshold (oracle)", y, flags, scores, n_boot))
-    for name in SELF_REFERENTIAL:
-        if name in table:
-            margins = table[f"{name}_margin"].to_numpy(dtype=float)
-            rows.append(_row(name, "nothing", y, table[name], margins, n_boot))
-    everything = np.ones(len(y), dtype=bool)
-    rows.append(_row("flag everything", "nothing", y, everything, np.zeros(len(y)), n_boot))
-    return pd.DataFrame(rows)
-
-
-def _row(name: str, needs: str, y, flags, scores, n_boot: int) -> dict:
-
-    m = metric_table(y, flags, scores, n_boot=n_boot).set_index("metric")
-    return {
-        "detector": name,
-        "needs": needs,
-        "F1": m.value["f1"],
-        "MCC": m.value["mcc"],
-        "MCC low": m.low["mcc"],
-        "MCC high": m.high["mcc"],
-        "ROC-AUC": m.value["roc_auc"],
-        "undecided": int(m.undecided["f1"]),
-    }
-
-
 # --- the same metrics vectorised over bootstrap resamples: the fast path behind the
 # testbed's large tables; ``evaluate`` (scikit-learn, one resample at a time) is the slow
 # reference, and a test checks that both give the same numbers.

@@ -50,10 +50,16 @@ def min_k(s: TokenScores, k: float = 0.2) -> Score:
     return Score(value, value)
 
 
+class NeedsFullDistribution(ValueError):
+    """A score needs the whole next-token distribution, which this backend does not give."""
+
+
 def min_k_plus_plus(s: TokenScores, k: float = 0.2) -> Score:
     """Min-K%++ (Zhang et al., ICLR 2025): per token (log p − μ)/σ, mean of the lowest k%."""
     if np.isnan(s.mean).any() or np.isnan(s.var).any():
-        raise ValueError("Min-K%++ needs the full next-token distribution (μ, σ²) per token")
+        raise NeedsFullDistribution(
+            "Min-K%++ needs the full next-token distribution (μ, σ²) per token"
+        )
     z = (s.logprobs - s.mean) / np.sqrt(np.maximum(s.var, 1e-12))
     value = float(np.mean(_lowest(z, k)))
     return Score(value, value)

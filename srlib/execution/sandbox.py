@@ -15,6 +15,7 @@ adversary who targets this code (the program runs in the launcher's interpreter)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import math
@@ -217,19 +218,24 @@ def launch_spec(
 def run_program(
     code: str,
     *,
-    timeout: float = 10.0,
-    memory_mb: int = 2048,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
     limits: Limits | None = None,
     isolate_network: bool = True,
     hash_seed: int | None = None,
     python: str = sys.executable,
 ) -> ExecResult:
-    """Run ``code`` in the sandbox and classify the outcome.
+    """Run ``code`` in the sandbox and classify the outcome, under ``limits`` (default
+    ``Limits()``) with ``timeout`` and ``memory_mb``, where given, taking precedence.
 
     ``hash_seed`` fixes ``PYTHONHASHSEED`` (set iteration order of strings); it then runs
     ``python -s -P`` instead of ``-I``, because ``-I`` ignores that variable.
     """
-    lim = limits or Limits(timeout=timeout, memory_mb=memory_mb)
+    lim = limits or Limits()
+    if timeout is not None:
+        lim = dataclasses.replace(lim, timeout=timeout)
+    if memory_mb is not None:
+        lim = dataclasses.replace(lim, memory_mb=memory_mb)
     base = Path(tempfile.mkdtemp(prefix="srlib-sbx-"))
     uid = _sandbox_uid()
     nonce = secrets.token_hex(16)

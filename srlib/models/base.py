@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -82,3 +84,22 @@ class LanguageModel(Protocol):
     def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
         """``settings.num_samples`` continuations (text after the prompt) per prompt."""
         ...
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with torch on exactly ``threads`` CPU threads (None: as it is). CPU
+    numerics depend on the thread count (reductions are split differently), so training
+    and scoring fix it: a table then depends on its parameters, not on how many chapters ran
+    beside it."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

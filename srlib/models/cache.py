@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from srlib.errors import CacheError
 from srlib.models.base import GenerationSettings, TokenScores
-from srlib.store import code_digests, digest
+from srlib.store import digest
 
 
 class DiskCache:
@@ -86,7 +86,6 @@ class CachedModel:
         self.model = model
         self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
         self.fingerprint = model.fingerprint
-        self.code = backend_code(model)  # a fixed backend recomputes, never reuses stale scores
         self.chunk, self.progress = chunk, progress
         self.computed = 0  # items computed (not served from the cache) by this wrapper
 
@@ -105,7 +104,7 @@ class CachedModel:
         return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
 
     def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:
-        keys = [DiskCache.key(self.fingerprint, self.code, what, x) for x in items]
+        keys = [DiskCache.key(self.fingerprint, what, x) for x in items]
         have = self.cache.get_many(keys)
         todo = {k: x for k, x in zip(keys, items, strict=True) if k not in have}
         order = list(todo)
@@ -124,10 +123,3 @@ class CachedModel:
             bar.update(len(batch))
         bar.close()
         return [have[k] for k in keys]
-
-
-def backend_code(model: object) -> str:
-    """The source digest of an srlib backend's module and all it imports (empty for a model
-    defined outside srlib): part of every cache key, so changed scoring code rescores."""
-    module = type(model).__module__
-    return digest(code_digests([module])) if module.startswith("srlib.") else ""

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from srlib.errors import SrlibError
-from srlib.models.base import GenerationSettings, TokenScores
+from srlib.models.base import GenerationSettings, TokenScores, torch_threads
 from srlib.models.digest import file_digest
-from srlib.store import MANIFEST, digest
+from srlib.store import MANIFEST, code_digests, digest
 
 
 class ModelNotFound(SrlibError, FileNotFoundError):
@@ -84,6 +84,7 @@ class HFModel:
         batch_size: int = 8,
         max_length: int | None = None,
         stride: int | None = None,
+        threads: int | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -117,8 +118,14 @@ class HFModel:
         self.stride = stride or self.max_length // 2
         self.name = str(path)
         self.fingerprint = fingerprint(
-            model_folder(str(path)), dtype=dtype, max_length=self.max_length, stride=self.stride
+            model_folder(str(path)),
+            dtype=dtype,
+            max_length=self.max_length,
+            stride=self.stride,
+            threads=threads,
+            code=digest(code_digests([__name__])),  # fixed scoring code rescores
         )
+        self.threads = threads  # CPU threads of scoring (None: as set); scores depend on it
 
     def first_token(self, text: str) -> str:
         """The text of the first (never predicted) token of ``text``."""
@@ -131,6 +138,10 @@ class HFModel:
 
     def token_logprobs(self, texts: list[str]) -> list[TokenScores]:
         """Scores of each text's predicted tokens, batched by length."""
+        with torch_threads(self.threads):
+            return self._token_logprobs(texts)
+
+    def _token_logprobs(self, texts: list[str]) -> list[TokenScores]:
         import torch
 
         ids = [self.encode(t) for t in texts]
@@ -184,6 +195,10 @@ class HFModel:
         """Continuations of each prompt (greedy unless ``settings.temperature`` > 0). Sampling
         is seeded by ``settings.seed`` in a forked RNG, and the tokenizer's padding is
         restored afterwards, so the caller's random state and tokenizer are left as they were."""
+        with torch_threads(self.threads):
+            return self._generate(prompts, settings)
+
+    def _generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
         import torch
 
         tok = self.tokenizer

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from srlib.models.base import torch_threads
+
 EOS = "<|endoftext|>"
 
 
@@ -68,8 +70,15 @@ def train_lm(
     block_size: int = 128,
     lr: float = 3e-3,
     seed: int = 0,
+    threads: int | None = 1,
 ) -> list[float]:
-    """Train on ``texts`` (joined by EOS, cut into blocks) for ``steps``; returns the losses."""
+    """Train on ``texts`` (joined by EOS, cut into blocks) for ``steps`` on ``threads`` CPU
+    threads (the losses and weights depend on it); returns the losses."""
+    with torch_threads(threads):
+        return _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed)
+
+
+def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed) -> list[float]:
     import torch
 
     ids: list[int] = []

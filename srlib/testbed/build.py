@@ -200,6 +200,25 @@ def build(
     return tb
 
 
+def shared(
+    profile_name: str,
+    settings: dict | None = None,
+    base_model: str | None = None,
+    cache_dir: str | Path = ".srlib-cache/testbed",
+    core_only: bool = True,
+    progress: bool = False,
+) -> Testbed:
+    """The testbed every chapter that reads it opens, from the parameters ``srlib book``
+    injects into each of them from ``runs.yml``'s one ``testbed:`` block (so they cannot
+    disagree): a named profile, other fields changed, a given base checkpoint."""
+    from srlib.testbed.config import profile
+
+    changes = dict(settings or {})
+    if base_model:
+        changes["base_model"] = base_model
+    return build(profile(profile_name, **changes), cache_dir, progress, core_only)
+
+
 def cpt_mixture(config: TestbedConfig, corpus: Corpus, ratio: float) -> Mixture:
     """The fresh general text of continued pre-training at ``ratio``: the documents after
     the base model's."""
@@ -218,6 +237,7 @@ def leak_settings(config: TestbedConfig) -> LeakSettings:
         seed=config.seed,
         device=config.device,
         dtype=config.dtype,
+        threads=config.threads,
     )
 
 
@@ -316,6 +336,7 @@ def _settings(config: TestbedConfig, size, steps: int, seed: int) -> TrainSettin
         block_size=config.block_size,
         lr=config.base_lr,
         seed=seed,
+        threads=config.threads,
     )
 
 

@@ -61,6 +61,8 @@ class TestbedConfig:
     cpt_lr: float = 3e-3  # peak learning rate of continued pre-training (1e-3: p ≈ 0.007 only)
     # --- scoring ---
     device: str = "cpu"  # torch device for training and scoring
+    threads: int = 1  # CPU threads of training and scoring: the numbers depend on it, so it is
+    # fixed (not taken from the machine or from how many chapters run beside)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 16  # texts per forward pass
     max_new_tokens: int = 48  # black-box: tokens generated after each prefix

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from srlib.detection import registry
+from srlib.detection.compare import evaluate_detectors
 from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.metrics import metric_table
 from srlib.detection.pooled import contrast_test, contrasts, control_test, rejection_rate
@@ -37,7 +39,7 @@ def exposure_table(tb: Testbed) -> pd.DataFrame:
     for copies in tb.config.exposure_sweep:
         ids = {i for i, c in groups.items() if c == copies}
         frame = long[~long.leaked | long.id.isin(ids)]
-        m = ex.evaluate_detectors(frame, cal, tb.config.fpr, tb.config.n_boot, groups=False)
+        m = evaluate_detectors(frame, cal, tb.config.fpr, tb.config.n_boot, groups=False)
         frames.append(m.assign(exposures=copies, leaked_samples=len(ids)))
     return pd.concat(frames, ignore_index=True)
 
@@ -77,7 +79,7 @@ def paraphrase_table(tb: Testbed) -> pd.DataFrame:
         stage = last_stage(tb, run)
         long = stage_detectors(tb, stage)
         long = long[~long.leaked | long.id.isin(keep)]
-        m = ex.evaluate_detectors(
+        m = evaluate_detectors(
             long, stage_calibration(tb, stage), tb.config.fpr, tb.config.n_boot, groups=False
         )
         frames.append(m.assign(run=run, leaked="original" if run == tb.main else "paraphrase"))
@@ -197,10 +199,11 @@ def calibration_shift(tb: Testbed, run: str | None = None) -> pd.DataFrame:
     for bench, target in long.groupby("benchmark", sort=False):
         other = long[(long.benchmark != bench) & ~long.leaked]
         held = target[~target.leaked]
-        for (detector, kind), d in target.groupby(["detector", "kind"], sort=False):
+        for detector, d in target.groupby("detector", sort=False):
+            entry = registry.detector(detector)
             y, s = d.leaked.to_numpy(bool), d.score.to_numpy(float)
             modes = {}
-            if kind == "self-referential":
+            if entry.threshold_free:
                 modes["none"] = list(d.flag)
             own = cal[cal.detector == detector].score
             sources = {
@@ -216,5 +219,7 @@ def calibration_shift(tb: Testbed, run: str | None = None) -> pd.DataFrame:
                     modes[mode] = threshold_decide(s, d.fold.map(t).to_numpy(float))
             for mode, flags in modes.items():
                 m = metric_table(y, flags, n_boot=tb.config.n_boot)
-                frames.append(m.assign(group=bench, detector=detector, kind=kind, calibration=mode))
+                frames.append(
+                    m.assign(group=bench, detector=detector, family=entry.family, calibration=mode)
+                )
     return pd.concat(frames, ignore_index=True)

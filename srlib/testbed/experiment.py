@@ -2,14 +2,9 @@
 known leak. Scores go through the disk cache (``cache_dir/scores.sqlite``), so a rerun scores
 nothing.
 
-Detectors (``kind``): self-referential ones decide without a threshold — ``SR gray``,
-``SR black`` and the reference-contrasted ``SR gray vs base`` / ``SR gray vs unrelated``
-(``decide.contrasted``); their margin is their score. Baselines (PPL, Min-K%, Min-K%++,
-Zlib, reference ratio with the base model, NGO, n-gram accuracy) give oriented scores that
-need a threshold: the **oracle** (max F1 on the labels, an upper bound no audit has), one
-**calibrated** on the known-clean calibration split at a fixed FPR (what an auditor can do),
-or none (ROC-AUC). "flag everything" and the blind text-only classifier are the trivial
-references.
+Which detectors there are, their families and which an auditor can deploy is the
+registry's (``srlib.detection.registry``); how they are compared is
+``srlib.detection.compare``. This module scores the testbed's checkpoints for them.
 """
 
 from __future__ import annotations
@@ -23,11 +18,7 @@ from scipy import stats
 
 from srlib.detection.blind import blind_scores
 from srlib.detection.decide import (
-    calibrated_threshold,
-    contrasted,
-    oracle_threshold,
     self_referential,
-    threshold_decide,
 )
 from srlib.detection.detect import detect
 from srlib.detection.metrics import metric_table
@@ -37,19 +28,6 @@ from srlib.models.hf import HFModel
 from srlib.store import Artifact, digest, key_of
 from srlib.testbed.build import Testbed
 from srlib.transforms import Variants
-
-BASELINES = {
-    "PPL": "score_ppl",
-    "Min-K%": "score_min_k",
-    "Min-K%++": "score_min_k_pp",
-    "Zlib": "score_zlib",
-    "Ref (base)": "score_ref",
-    "NGO": "score_ngo",
-    "n-gram acc": "score_ngram_acc",
-    "Blind (text only)": "score_blind",  # kind "blind": sees no model (``srlib.detection.blind``)
-}
-SR_SCORES = {"Min-K%": "min_k_scores", "Min-K%++": "min_k_pp_scores", "Zlib": "zlib_scores"}
-"""The self-referential rule on other oriented scores than −log PPL (``SR gray``)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +55,9 @@ def stages(tb: Testbed) -> list[Stage]:
 def model(tb: Testbed, path: Path, progress: bool = False) -> CachedModel:
     """A checkpoint behind the testbed's score cache."""
     c = tb.config
-    hf = HFModel(str(path), device=c.device, dtype=c.dtype, batch_size=c.score_batch)
+    hf = HFModel(
+        str(path), device=c.device, dtype=c.dtype, batch_size=c.score_batch, threads=c.threads
+    )
     return CachedModel(hf, tb.cache_dir / "scores.sqlite", progress=progress)
 
 
@@ -157,106 +137,6 @@ def _detect(tb, lm, base, samples, variants, black: bool, progress: bool) -> pd.
     return table
 
 
-def detectors(table: pd.DataFrame, base: pd.DataFrame, unrelated: pd.DataFrame) -> pd.DataFrame:
-    """The long table of every detector: id, benchmark, leaked, detector, kind, flag (for
-    self-referential detectors), score (oriented). ``base`` and ``unrelated`` are the
-    reference models' ``scores`` tables on the same variants."""
-    rows = []
-    ref = {
-        "SR gray vs base": base.set_index("id").gray_scores,
-        "SR gray vs unrelated": unrelated.set_index("id").gray_scores,
-    }
-    base_lists = {c: base.set_index("id")[c] for c in SR_SCORES.values() if c in base}
-    for r in table.itertuples():
-
-        def add(detector, kind, flag, score, r=r):
-            rows.append(
-                {
-                    "id": r.id,
-                    "benchmark": r.benchmark,
-                    "leaked": r.leaked,
-                    "detector": detector,
-                    "kind": kind,
-                    "flag": flag,
-                    "score": score,
-                }
-            )
-
-        add("SR gray", "self-referential", r.sr_gray, r.sr_gray_margin)
-        for name, other in ref.items():
-            v = contrasted(r.gray_scores, other[r.id])
-            add(name, "self-referential", v.leaked, v.margin)
-        for label, column in SR_SCORES.items():
-            if column in table:
-                own = getattr(r, column)
-                v = self_referential(own[0], own[1:])
-                add(f"SR {label}", "self-referential", v.leaked, v.margin)
-                v = contrasted(own, base_lists[column][r.id])
-                add(f"SR {label} vs base", "self-referential", v.leaked, v.margin)
-        if "sr_black" in table:
-            add("SR black", "self-referential", r.sr_black, r.sr_black_margin)
-        for name, column in BASELINES.items():
-            if column in table:
-                add(
-                    name,
-                    "blind" if column == "score_blind" else "baseline",
-                    None,
-                    getattr(r, column),
-                )
-    return pd.DataFrame(rows)
-
-
-def evaluate_detectors(
-    long: pd.DataFrame,
-    calibration: pd.DataFrame | None,
-    fpr: float = 0.05,
-    n_boot: int = 1000,
-    groups: bool = True,
-) -> pd.DataFrame:
-    """Tidy metrics (with bootstrap intervals) per detector, threshold mode and benchmark
-    group ("all" and, with ``groups``, each benchmark): self-referential detectors as they
-    decide ("none"), baselines at the oracle threshold, every detector whose score the
-    ``calibration`` long table (``detectors`` on clean samples) holds at the threshold
-    calibrated there ("calibrated"; for self-referential ones, on their margin), and flag
-    everything."""
-    rows = []
-    parts = [("all", long)]
-    if groups:
-        parts += [(b, g) for b, g in long.groupby("benchmark", sort=False)]
-    clean = {} if calibration is None else dict(list(calibration.groupby("detector").score))
-    for group, frame in parts:
-        for (detector, kind), d in frame.groupby(["detector", "kind"], sort=False):
-            y, s = d.leaked.to_numpy(bool), d.score.to_numpy(float)
-            modes = []
-            if kind == "self-referential":
-                modes.append(("none", list(d.flag)))
-            else:
-                t_oracle, _ = oracle_threshold(s, y)
-                modes.append(("oracle", threshold_decide(s, t_oracle, inclusive=True)))
-            if detector in clean and clean[detector].notna().any():
-                t_cal = calibrated_threshold(clean[detector], fpr)
-                modes.append(("calibrated", threshold_decide(s, t_cal)))
-            for mode, flags in modes:
-                m = metric_table(y, flags, s, n_boot=n_boot)
-                rows += [
-                    {"group": group, "detector": detector, "kind": kind, "threshold": mode, **rec}
-                    for rec in m.to_dict("records")
-                ]
-        y = frame.drop_duplicates("id").leaked.to_numpy(bool)
-        m = metric_table(y, np.ones(len(y), bool), np.zeros(len(y)), n_boot=n_boot)
-        rows += [
-            {
-                "group": group,
-                "detector": "flag everything",
-                "kind": "reference",
-                "threshold": "none",
-                **rec,
-            }
-            for rec in m.to_dict("records")
-        ]
-    return pd.DataFrame(rows)
-
-
 def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
     """The blind text-only classifier (``srlib.detection.blind``) on the leaked / held-out split:
     out-of-fold scores of the samples and mean scores of the calibration samples, by id.
@@ -275,27 +155,6 @@ def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
             pd.Series(cal, index=[s.id for s in tb.calibration]),
         )
     return tb.memo["blind"]
-
-
-def deployable(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The rows an auditor can run: self-referential rules as they decide, baselines at the
-    calibrated threshold, and the references (drops oracle thresholds and calibrated SR)."""
-    sr = metrics.kind == "self-referential"
-    return metrics[
-        (sr & (metrics.threshold == "none"))
-        | (~sr & metrics.threshold.isin(["none", "calibrated"]))
-    ]
-
-
-def wide(metrics: pd.DataFrame, which=("f1", "mcc", "roc_auc", "fpr")) -> pd.DataFrame:
-    """One row per detector and threshold: each metric as ``value [low, high]`` text."""
-    m = metrics[metrics.metric.isin(which)].copy()
-    m["text"] = [
-        f"{v:.2f} [{lo:.2f}, {hi:.2f}]" if np.isfinite(v) else "–"
-        for v, lo, hi in zip(m.value, m.low, m.high, strict=True)
-    ]
-    index = [c for c in ("stage", "group", "detector", "threshold") if c in m]
-    return m.pivot_table(index=index, columns="metric", values="text", aggfunc="first")[list(which)]
 
 
 def memorisation(tb: Testbed, table: pd.DataFrame, base: pd.DataFrame) -> dict:

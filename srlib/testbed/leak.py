@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from srlib.models.base import torch_threads
 from srlib.store import atomic_path
 
 
@@ -38,6 +39,7 @@ class LeakSettings:
     seed: int = 0  # document order per epoch
     device: str = "cpu"  # torch device
     dtype: str = "float32"  # autocast dtype on a GPU (weights stay float32)
+    threads: int = 1  # CPU threads (the weights depend on it, so it is fixed and keyed)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,11 @@ def train_run(
     copies: dict[str, int] | None = None,
 ) -> None:
     """The training of ``continue_training``, written into the (temporary) folder ``tmp``."""
+    with torch_threads(settings.threads):
+        _train(base, general, leaked, settings, tmp, progress, copies)
+
+
+def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, copies) -> None:
     per_id = copies or {}
     unknown = set(per_id) - set(leaked)
     if unknown:

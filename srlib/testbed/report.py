@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from srlib.detection.compare import deployable, evaluate_detectors, long_table
 from srlib.detection.metrics import metric_table
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed, cached_variants
@@ -62,11 +63,11 @@ def filter_table(tb: Testbed) -> pd.DataFrame:
 
 
 def stage_detectors(tb: Testbed, stage: ex.Stage, n: int | None = None) -> pd.DataFrame:
-    """The long detector table of one checkpoint (see ``experiment.detectors``)."""
-    n = n or tb.config.n
+    """The long detector table of one checkpoint (see ``compare.long_table``)."""
+    n = tb.config.n if n is None else n
     table = scores(tb, stage.path, n, black=black_stage(tb, stage))
     table = table.assign(score_blind=table.id.map(ex.blind(tb)[0]))
-    return ex.detectors(table, scores(tb, tb.base, n), scores(tb, tb.reference, n))
+    return long_table(table, scores(tb, tb.base, n), scores(tb, tb.reference, n))
 
 
 def calibration_table(tb: Testbed, path, black: bool = False) -> pd.DataFrame:
@@ -79,12 +80,12 @@ def calibration_table(tb: Testbed, path, black: bool = False) -> pd.DataFrame:
 
 def stage_calibration(tb: Testbed, stage: ex.Stage) -> pd.DataFrame:
     """Every detector on the clean calibration split under one checkpoint, as the long
-    table ``experiment.detectors`` makes (baseline scores, the blind classifier's, and the
+    table ``compare.long_table`` makes (baseline scores, the blind classifier's, and the
     self-referential margins of the samples with variants): where thresholds are set."""
     cal = calibration_table(tb, stage.path, black_stage(tb, stage))
     cal = cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
     base, unrelated = calibration_table(tb, tb.base), calibration_table(tb, tb.reference)
-    return ex.detectors(cal, base, unrelated)
+    return long_table(cal, base, unrelated)
 
 
 def main_table(
@@ -108,7 +109,7 @@ def main_table(
         cal = stage_calibration(tb, stage)
         parts = {"unfiltered": long, "filtered": long[long.id.isin(keep)]}
         for view in views:
-            m = ex.evaluate_detectors(parts[view], cal, tb.config.fpr, tb.config.n_boot)
+            m = evaluate_detectors(parts[view], cal, tb.config.fpr, tb.config.n_boot)
             frames.append(m.assign(run=stage.run, epoch=stage.epoch, view=view))
     return pd.concat(frames, ignore_index=True)
 
@@ -119,7 +120,7 @@ def held_out_fpr(metrics: pd.DataFrame) -> pd.DataFrame:
     m = metrics[
         (metrics.metric == "fpr") & (metrics.group == "all") & (metrics.view == "unfiltered")
     ]
-    m = ex.deployable(m)
+    m = deployable(m)
     return m.pivot_table(index=["run", "epoch"], columns="detector", values="value")
 
 
@@ -143,7 +144,7 @@ def ratio_table(tb: Testbed) -> pd.DataFrame:
         stage = ex.Stage(name, len(run.checkpoints), run.checkpoints[-1])
         long = stage_detectors(tb, stage)
         cal = stage_calibration(tb, stage)
-        m = ex.evaluate_detectors(long, cal, tb.config.fpr, tb.config.n_boot, groups=False)
+        m = evaluate_detectors(long, cal, tb.config.fpr, tb.config.n_boot, groups=False)
         ratio = float(name.split("@")[1])
         frames.append(m.assign(run=name, code_to_text=ratio))
     return pd.concat(frames, ignore_index=True)
@@ -208,49 +209,54 @@ def split_table(tb: Testbed) -> pd.DataFrame:
 
 def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd.DataFrame:
     """The study's claim tested on the main run's last checkpoint, per benchmark: the best
-    threshold-free self-referential detector's MCC against the best baseline's at a
+    deployable self-referential rule's MCC against the best threshold baseline's at a
     calibrated threshold (calibrated on the clean split: another benchmark for HumanEval, the
     same for MBPP) and at the oracle threshold; the best self-referential margin at the same
-    calibrated threshold; and the best AUC of each family."""
+    calibrated threshold; and the best AUC of each family. Families and deployability are
+    the registry's: rules that need the pre-leak model or another reference never count."""
     m = metrics[
         (metrics.run == tb.main) & (metrics.epoch == tb.config.epochs) & (metrics.view == view)
     ]
     calibration_benchmarks = {spec.split(":")[0] for spec in tb.config.calibration}
+    nan = float("nan")
     rows = []
     for group, g in m.groupby("group", sort=False):
         mcc, auc = g[g.metric == "mcc"], g[g.metric == "roc_auc"]
 
-        def best(frame, kind, threshold=None):
-            f = frame[frame.kind == kind]
+        def best(frame, family, threshold=None):
+            f = frame[frame.family == family]
             f = f if threshold is None else f[f.threshold == threshold]
-            return f.loc[f.value.idxmax()] if len(f) else None
+            return f.loc[f.value.idxmax()] if len(f) and f.value.notna().any() else None
 
-        sr, sr_cal, cal, oracle = (
+        sr, sr_cal = (
             best(mcc, "self-referential", "none"),
             best(mcc, "self-referential", "calibrated"),
-            best(mcc, "baseline", "calibrated"),
-            best(mcc, "baseline", "oracle"),
         )
-        sr_auc, base_auc = best(auc, "self-referential"), best(auc, "baseline")
+        cal, oracle = (
+            best(mcc, "threshold baseline", "calibrated"),
+            best(mcc, "threshold baseline", "oracle"),
+        )
+        sr_auc, base_auc = best(auc, "self-referential"), best(auc, "threshold baseline")
+        value = lambda r: r.value if r is not None else nan  # noqa: E731
         rows.append(
             {
                 "group": group,
                 "calibrated on": "all"
                 if group == "all"
                 else ("same benchmark" if group in calibration_benchmarks else "another benchmark"),
-                "best SR": sr.detector,
-                "SR MCC": sr.value,
-                "SR MCC low": sr.low,
-                "SR MCC high": sr.high,
+                "best SR": sr.detector if sr is not None else "–",
+                "SR MCC": value(sr),
+                "SR MCC low": sr.low if sr is not None else nan,
+                "SR MCC high": sr.high if sr is not None else nan,
                 "best calibrated SR": sr_cal.detector if sr_cal is not None else "–",
-                "calibrated SR MCC": sr_cal.value if sr_cal is not None else float("nan"),
+                "calibrated SR MCC": value(sr_cal),
                 "best calibrated baseline": cal.detector if cal is not None else "–",
-                "baseline MCC (calibrated)": cal.value if cal is not None else float("nan"),
-                "baseline MCC (oracle)": oracle.value if oracle is not None else float("nan"),
-                "SR − calibrated": sr.value - (cal.value if cal is not None else float("nan")),
-                "SR − oracle": sr.value - (oracle.value if oracle is not None else float("nan")),
-                "best SR AUC": sr_auc.value,
-                "best baseline AUC": base_auc.value if base_auc is not None else float("nan"),
+                "baseline MCC (calibrated)": value(cal),
+                "baseline MCC (oracle)": value(oracle),
+                "SR − calibrated": value(sr) - value(cal),
+                "SR − oracle": value(sr) - value(oracle),
+                "best SR AUC": value(sr_auc),
+                "best baseline AUC": value(base_auc),
             }
         )
     return pd.DataFrame(rows).set_index("group")

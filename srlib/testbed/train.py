@@ -25,6 +25,7 @@ class TrainSettings:
     block_size: int = 256  # tokens per block
     lr: float = 3e-3  # peak learning rate (warm-up then cosine decay)
     seed: int = 0  # block sampling and initialisation
+    threads: int = 1  # CPU threads (the weights depend on it, so it is fixed and keyed)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def train_model(
             block_size=settings.block_size,
             lr=settings.lr,
             seed=settings.seed,
+            threads=settings.threads,
         )
     with store.put(artifact) as tmp:
         save(net, tokenizer, tmp)

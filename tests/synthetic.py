@@ -1,5 +1,6 @@
-"""Synthetic duplicated data for tests and benchmarks: windows of real code (this machine's
-standard library) with exact copies and near copies made by one small edit each."""
+"""Synthetic duplicated data for the tests and ``bench/dedup.py`` (a fixture, so it lives
+here, not in the library): windows of real code (this machine's standard library) with
+exact copies and near copies made by one small edit each."""
 
 from __future__ import annotations
 

@@ -1,0 +1,157 @@
+"""The testbed chapters' verdict sentences, each from the table it judges (the notebooks
+only print them): the detection headline, the calibration-shift summary, the pooled tests'
+power and false-positive rate, and the audit zoo's answer. Which detectors count is the
+registry's; where an interval exists the sentence follows it (``detection.verdicts``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from srlib.detection.verdicts import above_chance, rate_holds
+
+
+def _best(values: pd.Series) -> tuple[str, float]:
+    """The name and value of the largest finite entry, or ("–", nan)."""
+    values = values.dropna()
+    return (str(values.idxmax()), float(values.max())) if len(values) else ("–", float("nan"))
+
+
+def detection_headline(claim: pd.DataFrame, auc: pd.DataFrame, fpr: pd.Series) -> list[str]:
+    """The detection chapter's claim in sentences: ``claim`` is ``report.headline``'s table,
+    ``auc`` the pooled ROC-AUC rows (detector, family, value, low, high) of the checkpoint,
+    ``fpr`` each detector's false-positive rate on its held-out half there."""
+    a = claim.loc["all"]
+    out = [
+        f"Pooled over all benchmarks at the last checkpoint, the best deployable "
+        f"self-referential rule ({a['best SR']}) reaches MCC {a['SR MCC']:.2f} "
+        f"[{a['SR MCC low']:.2f}, {a['SR MCC high']:.2f}]; the best threshold baseline reaches "
+        f"{a['baseline MCC (calibrated)']:.2f} with a calibrated threshold "
+        f"({a['best calibrated baseline']}) and {a['baseline MCC (oracle)']:.2f} with the oracle "
+        f"one. Each 'best' is chosen on these very samples, so these are optimistic point "
+        f"estimates, not tested differences."
+    ]
+    for name, where in (("another benchmark", "another benchmark"), ("the same", "same benchmark")):
+        for group, r in claim[claim["calibrated on"] == where].iterrows():
+            out.append(
+                f"{group} (thresholds calibrated on {name}): SR − calibrated baseline = "
+                f"{r['SR − calibrated']:+.2f} MCC, SR − oracle baseline = {r['SR − oracle']:+.2f}."
+            )
+    sr_cal, base_cal = a["calibrated SR MCC"], a["baseline MCC (calibrated)"]
+    ranking = (
+        "ranks higher than the best baseline's on point estimates"
+        if sr_cal > base_cal
+        else "does not rank higher than the best baseline's"
+    )
+    out.append(
+        f"At the same calibrated false-positive rate, the best self-referential margin "
+        f"({a['best calibrated SR']}) reaches MCC {sr_cal:.2f} against the best baseline's "
+        f"{base_cal:.2f}: as a score it {ranking}."
+    )
+    if "SR gray" in fpr:
+        out.append(f"Plain SR gray flags {fpr['SR gray']:.0%} of the held-out half.")
+    auc = auc.drop_duplicates("detector").set_index("detector")
+    if "Blind (text only)" in auc.index:
+        blind = auc.loc["Blind (text only)"]
+        out.append(
+            above_chance("The blind text-only classifier", blind.value, blind.low, blind.high)
+            + " (If it does, part of every detector's score may be that shift.)"
+        )
+    sr = auc[auc.family == "self-referential"].value.dropna().sort_values(ascending=False)
+    if len(sr):
+        out.append(
+            f"Among deployable self-referential rules the best AUC is {sr.iloc[0]:.2f} "
+            f"({sr.index[0]}), the worst {sr.iloc[-1]:.2f} ({sr.index[-1]})."
+        )
+    return out
+
+
+def calibration_shift_summary(mcc: pd.DataFrame) -> list[str]:
+    """Per benchmark, from ``controls.calibration_shift``'s MCC rows: the best threshold-free
+    self-referential rule, and the best threshold baseline calibrated on the other benchmark
+    and on its own held-out half."""
+    out = []
+    for group, g in mcc.groupby("group", sort=False):
+        free = g[(g.calibration == "none") & (g.family == "self-referential")]
+        baselines = g[g.family == "threshold baseline"]
+        cross = baselines[baselines.calibration == "other benchmark"]
+        same = baselines[baselines.calibration == "same benchmark (2-fold)"]
+        (f_name, f_value), (c_name, c_value), (s_name, s_value) = (
+            _best(x.set_index("detector").value) for x in (free, cross, same)
+        )
+        out.append(
+            f"{group}: best threshold-free rule {f_name} MCC {f_value:.2f}; best baseline "
+            f"calibrated on the other benchmark {c_name} {c_value:.2f}, on its own held-out "
+            f"half {s_name} {s_value:.2f}."
+        )
+    return out
+
+
+def pooled_power(power: pd.DataFrame, alpha: float) -> list[str]:
+    """At the largest set size per design and condition: the rejection rate where the model
+    saw the set (power), and where it did not whether α holds (the interval's lower end)."""
+    largest = power.loc[power.groupby(["design", "set"]).samples.idxmax()]
+    out = []
+    for (design, name), r in largest.set_index(["design", "set"]).iterrows():
+        if r["saw it"]:
+            out.append(
+                f"{design}, {name}: rejected in {r['rejection rate']:.0%} of sets of {r.samples}."
+            )
+        else:
+            rate = rate_holds(
+                f"{design}, {name} (never saw it), sets of {r.samples}",
+                r["rejection rate"],
+                r.low,
+                r.high,
+                alpha,
+            )
+            out.append(rate.replace(f"the nominal {alpha:g}", f"α = {alpha:g}"))
+    return out
+
+
+def zoo_found(answer: pd.DataFrame) -> list[str]:
+    """The audit zoo (``zoo.planted``'s table): where planted leakage was found, and any
+    excess 'found' where nothing was planted."""
+    hits, misses = answer[answer.planted], answer[~answer.planted]
+    found, false = hits[hits.found], misses[misses.found]
+    where = f": {', '.join(false.model + ' on ' + false.benchmark)}." if len(false) else "."
+    out = [
+        f"Planted leakage found in {len(found)} of {len(hits)} model × benchmark cells "
+        f"(excess {hits.excess.min():.0%} to {hits.excess.max():.0%} over the null model's "
+        f"rate); an excess also 'found' in {len(false)} of {len(misses)} cells with nothing "
+        f"planted{where}"
+    ]
+    for _, r in hits.sort_values(["benchmark", "model"]).iterrows():
+        out.append(
+            f"  {r.model} on {r.benchmark}: {r.rate:.0%} flagged against {r.null_rate:.0%} "
+            f"(excess {r.excess:+.0%}, 95% CI [{r.excess_low:+.0%}, {r.excess_high:+.0%}])"
+        )
+    return out
+
+
+def zoo_excess_table(answer: pd.DataFrame) -> pd.DataFrame:
+    """Each leaked zoo model's excess where its leak was planted beside elsewhere."""
+    leaked = answer[answer.model.str.contains("×")]
+    both = leaked.pivot_table(index="model", columns="planted", values="excess")
+    return both.rename(columns={True: "excess where planted", False: "excess elsewhere"})
+
+
+def zoo_elsewhere(answer: pd.DataFrame) -> str:
+    """Whether each leaked model's excess is largest where it was planted, and what an
+    excess on the other benchmark (interval above zero) means."""
+    both = zoo_excess_table(answer)
+    largest = bool((both["excess where planted"] > both["excess elsewhere"]).all())
+    leaked = answer[answer.model.str.contains("×")]
+    elsewhere = leaked[~leaked.planted]
+    above = int((elsewhere.excess_low > 0).sum())
+    text = ("Every" if largest else "Not every") + (
+        " leaked model's excess is largest where its leak was planted. "
+    )
+    if above:
+        return text + (
+            f"On the other benchmark {above} of {len(elsewhere)} leaked models also show an "
+            "excess above zero: what a model learns from one benchmark's originals (their "
+            "naming and phrasing, a style both benchmarks share) makes it prefer another "
+            "benchmark's originals to renamed variants too. An excess says 'familiar', not "
+            "'this benchmark leaked'."
+        )
+    return text + "No excess on the other benchmark clears zero."
