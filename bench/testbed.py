@@ -63,7 +63,7 @@ def throughput(name: str) -> None:
 def stages(name: str) -> None:
     """Build the profile in a fresh cache and time each stage from the artefacts' order."""
     from srlib.testbed import build as build_module
-    from srlib.testbed import experiment, report
+    from srlib.testbed import experiment
 
     times = {}
     for fn in ("build_corpus", "cached_variants", "_base", "_reference", "continue_training"):
@@ -80,7 +80,7 @@ def stages(name: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tb, total = timed(lambda: build_module.build(profile(name), tmp, progress=False))
         for stage in experiment.stages(tb):
-            _, s = timed(lambda st=stage: report.scores(tb, st.path))
+            _, s = timed(lambda st=stage: tb.scores(st.path))
             times[f"score {stage.label}"] = s
     for label, s in times.items():
         print(f"{label:28s} {s:8.1f} s")

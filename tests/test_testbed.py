@@ -144,13 +144,12 @@ def test_an_edit_rebuilds_what_depends_on_it_and_nothing_else(
     import shutil
 
     from srlib import store
-    from srlib.testbed import experiment as ex
 
     tb, cache = quick_testbed_cache
     copy = tmp_path / "cache"
     shutil.copytree(cache, copy, symlinks=True)
     before = build(tb.config, copy, progress=False, core_only=True)
-    table = ex.scores(before, before.runs[before.main].checkpoints[-1], 1)
+    table = before.scores(before.runs[before.main].checkpoints[-1], 1)
     tables = {p.name for p in (copy / "tables").iterdir()}
     held = _folders(copy)
     real = store.module_source
@@ -162,7 +161,7 @@ def test_an_edit_rebuilds_what_depends_on_it_and_nothing_else(
     assert {k for k, names in new.items() if names} == rebuilt
     if "runs" in rebuilt:
         assert len(new["runs"]) == 2 and len(new["models"]) == 2  # main + null; base + ref
-    again = ex.scores(after, after.runs[after.main].checkpoints[-1], 1)
+    again = after.scores(after.runs[after.main].checkpoints[-1], 1)
     recomputed = {p.name for p in (copy / "tables").iterdir()} - tables
     assert bool(recomputed) == (rebuilt != {"corpus"})  # tables sit below models and variants
     pd.testing.assert_frame_equal(again, table)  # an edit that changes nothing: same numbers

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srlib.audit.run import Audit, audit
-from srlib.testbed.build import Testbed
+from srlib.testbed.testbed import Testbed
 from srlib.testbed.zoo import testbed_variants, zoo
 
 

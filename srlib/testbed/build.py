@@ -11,7 +11,6 @@ import dataclasses
 import json
 import pickle
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -21,10 +20,10 @@ from srlib.benchmarks import load_benchmark
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.store import Artifact, Store, digest, text_digest
-from srlib.testbed import leak as leak_module
 from srlib.testbed.config import TestbedConfig
 from srlib.testbed.corpus import Corpus, Mixture, build_corpus
-from srlib.testbed.leak import LeakRun, LeakSettings
+from srlib.testbed.leak import LeakSettings
+from srlib.testbed.testbed import Testbed, run_name
 from srlib.testbed.train import TrainSettings, train_model
 from srlib.transforms import Variant, Variants, make_variants_many
 
@@ -47,96 +46,6 @@ def split_samples(samples: list[Sample], leaked_share: float, seed: int) -> pd.D
         leaked = set(rng.sample(ids, round(leaked_share * len(ids))))
         rows += [{"id": i, "benchmark": bench, "leaked": i in leaked} for i in ids]
     return pd.DataFrame(rows)
-
-
-def run_name(code_to_text: float) -> str:
-    """The name of the leaked run at one code-to-text ratio."""
-    return f"leak@{code_to_text:g}"
-
-
-@dataclass
-class Testbed:
-    """What one configuration builds; ``runs`` maps run names to their checkpoints."""
-
-    config: TestbedConfig
-    cache_dir: Path
-    samples: list[Sample]
-    calibration: list[Sample]
-    split: pd.DataFrame
-    variants: list[Variants]
-    calibration_variants: list[Variants]  # ``n`` for the first K calibration samples, else none
-    corpus: Corpus
-    base: Path
-    base_losses: list[float]
-    base_key: str  # the base model's store key (a given checkpoint: its content fingerprint)
-    reference: Path
-    runs: dict[str, LeakRun]
-    memo: dict = field(default_factory=dict, repr=False)  # score tables already computed
-
-    @property
-    def store(self) -> Store:
-        """The artifact store under the testbed's cache folder."""
-        return Store(self.cache_dir)
-
-    def train_run(
-        self,
-        name: str,
-        general: list[str],
-        texts: dict[str, str],
-        settings: LeakSettings,
-        copies: dict[str, int] | None = None,
-        progress: bool = True,
-    ) -> LeakRun:
-        """One continued-pre-training run of the base model, through the store: keyed on the
-        base model's key, the texts, the settings and the training code."""
-        inputs = {
-            "base": self.base_key,
-            "general": text_digest(general),
-            "leaked": digest(texts),
-            "settings": settings,
-            "copies": copies,
-        }
-        artifact = Artifact("runs", inputs, name=name)
-        folder = self.store.get(artifact)
-        if folder is None:
-            with self.store.put(artifact) as tmp:
-                leak_module.train_run(self.base, general, texts, settings, tmp, progress, copies)
-            folder = self.store.path(artifact)
-        return leak_module.load_run(folder)
-
-    @property
-    def main(self) -> str:
-        """The name of the main leaked run (the configured code-to-text ratio)."""
-        return run_name(self.config.code_to_text)
-
-    def leaked_texts(self) -> dict[str, str]:
-        """Sample id → the text that was leaked (the scored text)."""
-        leaked = set(self.split.id[self.split.leaked])
-        return {s.id: s.text for s in self.samples if s.id in leaked}
-
-    def exposure_groups(self) -> dict[str, int]:
-        """The exposure sweep: leaked sample id → copies seen (one of ``exposure_sweep``),
-        groups of equal size by seed, stratified by benchmark."""
-        sweep = self.config.exposure_sweep
-        rng = random.Random(f"{self.config.seed}:exposure")
-        out = {}
-        for _, ids in self.split[self.split.leaked].groupby("benchmark", sort=False).id:
-            ids = list(ids)
-            rng.shuffle(ids)
-            out |= {i: sweep[k % len(sweep)] for k, i in enumerate(ids)}
-        return out
-
-    def paraphrases(self) -> dict[str, str]:
-        """The paraphrase leak: leaked sample id → the text of a variant the scoring never
-        uses (the last of the ``n_max`` made, beyond the first ``n``); samples without one
-        are not leaked in that run and are left out of its evaluation."""
-        leaked = set(self.split.id[self.split.leaked])
-        n = self.config.n
-        return {
-            s.id: vs[-1].text
-            for s, vs in zip(self.samples, self.variants, strict=True)
-            if s.id in leaked and len(vs) > n
-        }
 
 
 def build(

@@ -16,8 +16,9 @@ from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.metrics import metric_table
 from srlib.detection.pooled import contrast_test, contrasts, control_test, rejection_rate
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed
-from srlib.testbed.report import calibration_table, scores, stage_calibration, stage_detectors
+from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE
+from srlib.testbed.report import stage_calibration, stage_detectors
+from srlib.testbed.testbed import Testbed
 
 
 def last_stage(tb: Testbed, run: str) -> ex.Stage:
@@ -47,8 +48,8 @@ def exposure_table(tb: Testbed) -> pd.DataFrame:
 def exposure_memorisation(tb: Testbed) -> pd.DataFrame:
     """Per exposure group: mean gain in token log-probability over the base model (nats)
     of its leaked samples and of the held-out ones, with the one-sided Mann-Whitney p."""
-    base = scores(tb, tb.base, 0).set_index("id").gray_scores.str[0]
-    table = scores(tb, last_stage(tb, EXPOSURE).path, 0).set_index("id")
+    base = tb.scores(tb.base, 0).set_index("id").gray_scores.str[0]
+    table = tb.scores(last_stage(tb, EXPOSURE).path, 0).set_index("id")
     gain = table.gray_scores.str[0] - base.reindex(table.index)
     groups = pd.Series(tb.exposure_groups()).reindex(gain.index)
     held = gain[groups.isna()]
@@ -101,9 +102,9 @@ def _pooled_set(tb: Testbed, target, reference, saw: bool, ids=None) -> PooledSe
     """Contrasts (``pooled.contrasts``) of checkpoint ``target`` against ``reference`` on the
     testbed's samples (or those in ``ids``) and on the calibration samples with variants."""
     n = tb.config.n
-    t, r = scores(tb, target, n).set_index("id"), scores(tb, reference, n).set_index("id")
+    t, r = tb.scores(target, n).set_index("id"), tb.scores(reference, n).set_index("id")
     index = t.index if ids is None else t.index[t.index.isin(ids)]
-    ct, cr = calibration_table(tb, target), calibration_table(tb, reference)
+    ct, cr = tb.calibration_scores(target), tb.calibration_scores(reference)
     control = contrasts(list(ct.gray_scores), list(cr.gray_scores))
     return PooledSet(
         contrasts(list(t.gray_scores[index]), list(r.gray_scores[index])),

@@ -20,14 +20,9 @@ from srlib.detection.blind import blind_scores
 from srlib.detection.decide import (
     self_referential,
 )
-from srlib.detection.detect import detect
 from srlib.detection.metrics import metric_table
-from srlib.detection.scoring import ngram_accuracy_many, perplexity
-from srlib.models.cache import CachedModel
-from srlib.models.hf import HFModel
-from srlib.store import Artifact, digest, key_of
-from srlib.testbed.build import Testbed
-from srlib.transforms import Variants
+from srlib.detection.scoring import perplexity
+from srlib.testbed.testbed import Testbed
 
 
 @dataclass(frozen=True)
@@ -50,91 +45,6 @@ def stages(tb: Testbed) -> list[Stage]:
     for name, run in tb.runs.items():
         out += [Stage(name, k, p) for k, p in enumerate(run.checkpoints, 1)]
     return out
-
-
-def model(tb: Testbed, path: Path, progress: bool = False) -> CachedModel:
-    """A checkpoint behind the testbed's score cache."""
-    c = tb.config
-    hf = HFModel(
-        str(path), device=c.device, dtype=c.dtype, batch_size=c.score_batch, threads=c.threads
-    )
-    return CachedModel(hf, tb.cache_dir / "scores.sqlite", progress=progress)
-
-
-def scores(
-    tb: Testbed,
-    path: Path,
-    n: int,
-    black: bool = False,
-    variants: list[Variants] | None = None,
-    progress: bool = False,
-) -> pd.DataFrame:
-    """``detect`` on the testbed's samples with their first ``n`` variants (or the given
-    ``variants``), gray-box and, with ``black``, black-box with n-gram accuracy; the base
-    model as reference; labels joined. One row per sample, kept as a parquet table under a
-    hash of the model, the texts, the settings and the scoring code."""
-    lm = model(tb, path, progress)
-    variants = variants or [Variants(v[:n]) for v in tb.variants]
-    base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
-    texts = [[s.text] + [v.text for v in vs] for s, vs in zip(tb.samples, variants, strict=True)]
-    inputs = {
-        "model": [lm.fingerprint, key_of(path)],  # content, and the artifact it came from
-        "reference": [base.fingerprint, key_of(tb.base)] if base else "",
-        "texts": digest(texts),
-        "labels": digest(tb.split[["id", "leaked"]].to_dict("records")),
-        "black": black,
-        "max_new_tokens": tb.config.max_new_tokens,
-    }
-    artifact = Artifact("tables", inputs)
-    folder = tb.store.get(artifact)
-    if folder is None:
-        table = _detect(tb, lm, base, tb.samples, variants, black, progress)
-        table = table.merge(tb.split[["id", "leaked"]], on="id")
-        with tb.store.put(artifact) as tmp:
-            table.to_parquet(tmp / "table.parquet")
-        folder = tb.store.path(artifact)
-    return _read_table(folder / "table.parquet")
-
-
-def _read_table(file: Path) -> pd.DataFrame:
-    """A cached score table, its per-variant score columns as lists again."""
-    table = pd.read_parquet(file)
-    for column in table.columns:
-        if column.endswith("_scores"):
-            table[column] = table[column].map(list)
-    return table
-
-
-def calibration_scores(tb: Testbed, path: Path, black: bool = False) -> pd.DataFrame:
-    """Scores of the known-clean calibration samples under one checkpoint: gray-box with the
-    variants the first ``calibration_variants`` of them have (so self-referential margins
-    can be calibrated too), black-box on the originals only (generation is slow)."""
-    lm = model(tb, path)
-    base = model(tb, tb.base) if Path(path) != Path(tb.base) else None
-    table = _detect(tb, lm, base, tb.calibration, tb.calibration_variants, False, False)
-    if black:
-        none = [Variants() for _ in tb.calibration]
-        black_table = _detect(tb, lm, base, tb.calibration, none, True, False)
-        extra = [c for c in black_table.columns if c not in table.columns]
-        table = table.join(black_table[extra])
-    return table.assign(leaked=False)
-
-
-def _detect(tb, lm, base, samples, variants, black: bool, progress: bool) -> pd.DataFrame:
-    """``detect`` with the testbed's settings, plus n-gram accuracy when ``black``."""
-    table = detect(
-        lm,
-        samples,
-        variants=variants,
-        setting="both" if black else "gray",
-        reference=base,
-        max_new_tokens=tb.config.max_new_tokens,
-        progress=progress,
-    )
-    if black:
-        acc = ngram_accuracy_many(lm, [s.text for s in samples])
-        table["score_ngram_acc"] = [a.score for a in acc]
-    return table
 
 
 def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
@@ -197,5 +107,5 @@ def sr_subsets(table: pd.DataFrame, n: int, draws: int, seed: int = 0) -> pd.Dat
 def naturalness(tb: Testbed):
     """The base model's mean log-likelihood of texts: the naturalness score that
     ``make_variants_many(naturalness=...)`` matches variants to."""
-    base = model(tb, tb.base)
+    base = tb.model(tb.base)
     return lambda texts: [perplexity(s).score for s in base.token_logprobs(texts)]

@@ -8,16 +8,9 @@ import pandas as pd
 from srlib.detection.compare import deployable, evaluate_detectors, long_table
 from srlib.detection.metrics import metric_table
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, Testbed, cached_variants
+from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, cached_variants
+from srlib.testbed.testbed import Testbed
 from srlib.transforms import Variants
-
-
-def scores(tb: Testbed, path, n: int | None = None, black: bool = False) -> pd.DataFrame:
-    """``experiment.scores``, remembered on the testbed (chapters ask for the same ones)."""
-    k = (str(path), tb.config.n if n is None else n, black)
-    if k not in tb.memo:
-        tb.memo[k] = ex.scores(tb, path, k[1], black)
-    return tb.memo[k]
 
 
 def black_stage(tb: Testbed, stage: ex.Stage) -> bool:
@@ -31,14 +24,14 @@ def black_stage(tb: Testbed, stage: ex.Stage) -> bool:
 def memorisation_table(tb: Testbed) -> pd.DataFrame:
     """Per checkpoint: leaked against held-out perplexity and gain over the base model, with
     the one-sided Mann-Whitney p-value (the null control should show no difference)."""
-    base = scores(tb, tb.base, 0)  # the originals are all it needs
+    base = tb.scores(tb.base, 0)  # the originals are all it needs
     rows = []
     for stage in ex.stages(tb)[1:]:
         rows.append(
             {
                 "run": stage.run,
                 "epoch": stage.epoch,
-                **ex.memorisation(tb, scores(tb, stage.path, 0), base),
+                **ex.memorisation(tb, tb.scores(stage.path, 0), base),
             }
         )
     return pd.DataFrame(rows)
@@ -47,14 +40,14 @@ def memorisation_table(tb: Testbed) -> pd.DataFrame:
 def filtered_ids(tb: Testbed) -> set[str]:
     """Samples the paper's filter keeps: the base model does not already find the original
     easier than all its variants (decided by SR gray on the base model)."""
-    base = scores(tb, tb.base)
+    base = tb.scores(tb.base)
     return set(base.id[base.sr_gray.fillna(False).eq(False) & base.sr_gray.notna()])
 
 
 def filter_table(tb: Testbed) -> pd.DataFrame:
     """Per benchmark: samples, dropped by the filter (base model already prefers the
     original), kept; with the nominal chance level for comparison."""
-    base = scores(tb, tb.base)
+    base = tb.scores(tb.base)
     base = base.assign(dropped=base.sr_gray.fillna(False).astype(bool))
     out = base.groupby("benchmark").agg(samples=("id", "size"), dropped=("dropped", "sum"))
     out["dropped share"] = out.dropped / out.samples
@@ -65,26 +58,18 @@ def filter_table(tb: Testbed) -> pd.DataFrame:
 def stage_detectors(tb: Testbed, stage: ex.Stage, n: int | None = None) -> pd.DataFrame:
     """The long detector table of one checkpoint (see ``compare.long_table``)."""
     n = tb.config.n if n is None else n
-    table = scores(tb, stage.path, n, black=black_stage(tb, stage))
+    table = tb.scores(stage.path, n, black=black_stage(tb, stage))
     table = table.assign(score_blind=table.id.map(ex.blind(tb)[0]))
-    return long_table(table, scores(tb, tb.base, n), scores(tb, tb.reference, n))
-
-
-def calibration_table(tb: Testbed, path, black: bool = False) -> pd.DataFrame:
-    """``experiment.calibration_scores``, remembered on the testbed."""
-    k = ("calibration", str(path), black)
-    if k not in tb.memo:
-        tb.memo[k] = ex.calibration_scores(tb, path, black)
-    return tb.memo[k]
+    return long_table(table, tb.scores(tb.base, n), tb.scores(tb.reference, n))
 
 
 def stage_calibration(tb: Testbed, stage: ex.Stage) -> pd.DataFrame:
     """Every detector on the clean calibration split under one checkpoint, as the long
     table ``compare.long_table`` makes (baseline scores, the blind classifier's, and the
     self-referential margins of the samples with variants): where thresholds are set."""
-    cal = calibration_table(tb, stage.path, black_stage(tb, stage))
+    cal = tb.calibration_scores(stage.path, black_stage(tb, stage))
     cal = cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
-    base, unrelated = calibration_table(tb, tb.base), calibration_table(tb, tb.reference)
+    base, unrelated = tb.calibration_scores(tb.base), tb.calibration_scores(tb.reference)
     return long_table(cal, base, unrelated)
 
 
@@ -128,7 +113,7 @@ def n_sensitivity(tb: Testbed, ns=(1, 2, 3, 5, 10), draws: int = 10) -> pd.DataF
     """SR gray's P/R/F1/MCC on the main run's last checkpoint for each n, over ``draws``
     random subsets of the ``n_max`` scored variants."""
     last = tb.runs[tb.main].checkpoints[-1]
-    table = scores(tb, last, tb.config.n_max)
+    table = tb.scores(last, tb.config.n_max)
     ns = [n for n in ns if n <= tb.config.n_max]
     return pd.concat(
         [ex.sr_subsets(table, n, draws, tb.config.seed) for n in ns], ignore_index=True
@@ -169,8 +154,8 @@ def naturalness_matched(tb: Testbed) -> pd.DataFrame:
         ("plain", [Variants(v[: tb.config.n]) for v in tb.variants]),
         ("naturalness-matched", matched),
     ):
-        base = ex.scores(tb, tb.base, tb.config.n, variants=sets)
-        target = ex.scores(tb, last, tb.config.n, variants=sets)
+        base = tb.scores(tb.base, tb.config.n, variants=sets)
+        target = tb.scores(last, tb.config.n, variants=sets)
         y = target.leaked.to_numpy(bool)
         m = metric_table(y, list(target.sr_gray), n_boot=tb.config.n_boot)
         m = m.set_index("metric")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from srlib.testbed.build import NULL, Testbed, cpt_mixture, leak_settings
+from srlib.testbed.build import NULL, cpt_mixture, leak_settings
+from srlib.testbed.testbed import Testbed
 
 
 def zoo(

@@ -1,0 +1,213 @@
+"""The testbed one configuration builds (``build.build``): its samples, split, variants,
+corpus, models and runs, and the scores of any of its checkpoints — each through the
+artifact store, remembered on the object, so every chapter asks ``tb.scores(path, n,
+black)`` and nothing is scored twice."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from srlib.detection.detect import detect
+from srlib.detection.scoring import ngram_accuracy_many
+from srlib.models.cache import CachedModel
+from srlib.models.hf import HFModel
+from srlib.samples import Sample
+from srlib.store import Artifact, Store, digest, key_of, text_digest
+from srlib.testbed import leak as leak_module
+from srlib.testbed.config import TestbedConfig
+from srlib.testbed.corpus import Corpus
+from srlib.testbed.leak import LeakRun, LeakSettings
+from srlib.transforms import Variants
+
+
+def run_name(code_to_text: float) -> str:
+    """The name of the leaked run at one code-to-text ratio."""
+    return f"leak@{code_to_text:g}"
+
+
+@dataclass
+class Testbed:
+    """What one configuration builds; ``runs`` maps run names to their checkpoints."""
+
+    config: TestbedConfig
+    cache_dir: Path
+    samples: list[Sample]
+    calibration: list[Sample]
+    split: pd.DataFrame
+    variants: list[Variants]
+    calibration_variants: list[Variants]  # ``n`` for the first K calibration samples, else none
+    corpus: Corpus
+    base: Path
+    base_losses: list[float]
+    base_key: str  # the base model's store key (a given checkpoint: its content fingerprint)
+    reference: Path
+    runs: dict[str, LeakRun]
+    memo: dict = field(default_factory=dict, repr=False)  # score tables already computed
+
+    @property
+    def store(self) -> Store:
+        """The artifact store under the testbed's cache folder."""
+        return Store(self.cache_dir)
+
+    def train_run(
+        self,
+        name: str,
+        general: list[str],
+        texts: dict[str, str],
+        settings: LeakSettings,
+        copies: dict[str, int] | None = None,
+        progress: bool = True,
+    ) -> LeakRun:
+        """One continued-pre-training run of the base model, through the store: keyed on the
+        base model's key, the texts, the settings and the training code."""
+        inputs = {
+            "base": self.base_key,
+            "general": text_digest(general),
+            "leaked": digest(texts),
+            "settings": settings,
+            "copies": copies,
+        }
+        artifact = Artifact("runs", inputs, name=name)
+        folder = self.store.get(artifact)
+        if folder is None:
+            with self.store.put(artifact) as tmp:
+                leak_module.train_run(self.base, general, texts, settings, tmp, progress, copies)
+            folder = self.store.path(artifact)
+        return leak_module.load_run(folder)
+
+    @property
+    def main(self) -> str:
+        """The name of the main leaked run (the configured code-to-text ratio)."""
+        return run_name(self.config.code_to_text)
+
+    def leaked_texts(self) -> dict[str, str]:
+        """Sample id → the text that was leaked (the scored text)."""
+        leaked = set(self.split.id[self.split.leaked])
+        return {s.id: s.text for s in self.samples if s.id in leaked}
+
+    def exposure_groups(self) -> dict[str, int]:
+        """The exposure sweep: leaked sample id → copies seen (one of ``exposure_sweep``),
+        groups of equal size by seed, stratified by benchmark."""
+        sweep = self.config.exposure_sweep
+        rng = random.Random(f"{self.config.seed}:exposure")
+        out = {}
+        for _, ids in self.split[self.split.leaked].groupby("benchmark", sort=False).id:
+            ids = list(ids)
+            rng.shuffle(ids)
+            out |= {i: sweep[k % len(sweep)] for k, i in enumerate(ids)}
+        return out
+
+    def paraphrases(self) -> dict[str, str]:
+        """The paraphrase leak: leaked sample id → the text of a variant the scoring never
+        uses (the last of the ``n_max`` made, beyond the first ``n``); samples without one
+        are not leaked in that run and are left out of its evaluation."""
+        leaked = set(self.split.id[self.split.leaked])
+        n = self.config.n
+        return {
+            s.id: vs[-1].text
+            for s, vs in zip(self.samples, self.variants, strict=True)
+            if s.id in leaked and len(vs) > n
+        }
+
+    def model(self, path: Path, progress: bool = False) -> CachedModel:
+        """A checkpoint behind the testbed's score cache."""
+        c = self.config
+        hf = HFModel(
+            str(path), device=c.device, dtype=c.dtype, batch_size=c.score_batch, threads=c.threads
+        )
+        return CachedModel(hf, self.cache_dir / "scores.sqlite", progress=progress)
+
+    def scores(
+        self,
+        path: Path,
+        n: int | None = None,
+        black: bool = False,
+        variants: list[Variants] | None = None,
+        progress: bool = False,
+    ) -> pd.DataFrame:
+        """``detect`` on the testbed's samples with their first ``n`` variants (``None``: the
+        config's ``n``; 0: the originals only) or the given ``variants``, gray-box and, with
+        ``black``, black-box with n-gram accuracy; the base model as reference; labels joined.
+        One row per sample, through the store (keyed on the model, the texts, the settings
+        and the scoring code) and remembered on the testbed."""
+        n = self.config.n if n is None else n
+        remembered = ("scores", str(path), n, black)
+        if variants is None and remembered in self.memo:
+            return self.memo[remembered]
+        lm = self.model(path, progress)
+        given = variants is not None
+        variants = variants if given else [Variants(v[:n]) for v in self.variants]
+        base = self.model(self.base) if Path(path) != Path(self.base) else None
+        texts = [
+            [s.text] + [v.text for v in vs] for s, vs in zip(self.samples, variants, strict=True)
+        ]
+        inputs = {
+            "model": [lm.fingerprint, key_of(path)],  # content, and the artifact it came from
+            "reference": [base.fingerprint, key_of(self.base)] if base else "",
+            "texts": digest(texts),
+            "labels": digest(self.split[["id", "leaked"]].to_dict("records")),
+            "black": black,
+            "max_new_tokens": self.config.max_new_tokens,
+        }
+        artifact = Artifact("tables", inputs)
+        folder = self.store.get(artifact)
+        if folder is None:
+            table = self._detect(lm, base, self.samples, variants, black, progress)
+            table = table.merge(self.split[["id", "leaked"]], on="id")
+            with self.store.put(artifact) as tmp:
+                table.to_parquet(tmp / "table.parquet")
+            folder = self.store.path(artifact)
+        table = self._read_table(folder / "table.parquet")
+        if not given:
+            self.memo[remembered] = table
+        return table
+
+    @staticmethod
+    def _read_table(file: Path) -> pd.DataFrame:
+        """A cached score table, its per-variant score columns as lists again."""
+        table = pd.read_parquet(file)
+        for column in table.columns:
+            if column.endswith("_scores"):
+                table[column] = table[column].map(list)
+        return table
+
+    def calibration_scores(self, path: Path, black: bool = False) -> pd.DataFrame:
+        """Scores of the known-clean calibration samples under one checkpoint: gray-box with the
+        variants the first ``calibration_variants`` of them have (so self-referential margins
+        can be calibrated too), black-box on the originals only (generation is slow); the
+        model calls go through the score cache and the table is remembered on the testbed."""
+        remembered = ("calibration", str(path), black)
+        if remembered not in self.memo:
+            self.memo[remembered] = self._calibration_scores(path, black)
+        return self.memo[remembered]
+
+    def _calibration_scores(self, path: Path, black: bool) -> pd.DataFrame:
+        lm = self.model(path)
+        base = self.model(self.base) if Path(path) != Path(self.base) else None
+        table = self._detect(lm, base, self.calibration, self.calibration_variants, False, False)
+        if black:
+            none = [Variants() for _ in self.calibration]
+            black_table = self._detect(lm, base, self.calibration, none, True, False)
+            extra = [c for c in black_table.columns if c not in table.columns]
+            table = table.join(black_table[extra])
+        return table.assign(leaked=False)
+
+    def _detect(self, lm, base, samples, variants, black: bool, progress: bool) -> pd.DataFrame:
+        """``detect`` with the testbed's settings, plus n-gram accuracy when ``black``."""
+        table = detect(
+            lm,
+            samples,
+            variants=variants,
+            setting="both" if black else "gray",
+            reference=base,
+            max_new_tokens=self.config.max_new_tokens,
+            progress=progress,
+        )
+        if black:
+            acc = ngram_accuracy_many(lm, [s.text for s in samples])
+            table["score_ngram_acc"] = [a.score for a in acc]
+        return table
