@@ -232,3 +232,26 @@ def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(qu
     for out in outputs:
         theirs = _tables(root_two / book.EXECUTED / out.name)
         assert _tables(out) == theirs, out.name
+
+
+def test_no_notebook_chooses_its_words_by_comparing_numbers():
+    """Verdicts live in the library (tested); a notebook only prints them. Caught here: an
+    ``if`` or a conditional expression that orders numbers, or a pick of the best by value."""
+    import ast
+
+    ordering = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
+                continue
+            tree = ast.parse(cell.source)
+            for node in ast.walk(tree):
+                tests = [node.test] if isinstance(node, (ast.If, ast.IfExp)) else []
+                compares = [c for t in tests for c in ast.walk(t) if isinstance(c, ast.Compare)]
+                assert not any(isinstance(op, ordering) for c in compares for op in c.ops), (
+                    f"{path.name}: a verdict chosen in the notebook:\n{cell.source}"
+                )
+                if isinstance(node, ast.Attribute) and node.attr in ("idxmax", "idxmin"):
+                    pytest.fail(
+                        f"{path.name}: a best-by-value pick in the notebook:\n{cell.source}"
+                    )

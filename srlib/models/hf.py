@@ -196,9 +196,9 @@ class HFModel:
         is seeded by ``settings.seed`` in a forked RNG, and the tokenizer's padding is
         restored afterwards, so the caller's random state and tokenizer are left as they were."""
         with torch_threads(self.threads):
-            return self._generate(prompts, settings)
+            return self._generate_restoring(prompts, settings)
 
-    def _generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+    def _generate_restoring(self, prompts: list[str], settings: GenerationSettings):
         import torch
 
         tok = self.tokenizer
