@@ -128,18 +128,17 @@ def _folders(cache):
     }
 
 
-@pytest.mark.parametrize(
-    ("module", "rebuilt"),
-    [
-        ("srlib.models.tiny", {"models", "runs"}),  # the tiny model: base, reference, runs
-        ("srlib.transforms.rename", {"variants"}),  # the renamer: variants (and their tables)
-        # the corpus filter: the corpus; models are keyed on the documents they train on, and
-        # an edit that keeps the same documents keeps them
-        ("srlib.duplication.overlap", {"corpus"}),
-    ],
-)
+EDITS = [
+    ("srlib.models.tiny", {"models", "runs"}),  # the tiny model: base, reference, runs
+    ("srlib.transforms.rename", {"variants"}),  # the renamer: variants (and their tables)
+    # the corpus filter: the corpus; models are keyed on the documents they train on, and an
+    # edit that keeps the same documents keeps them
+    ("srlib.duplication.overlap", {"corpus"}),
+]
+
+
 def test_an_edit_rebuilds_what_depends_on_it_and_nothing_else(
-    quick_testbed_cache, tmp_path, monkeypatch, module, rebuilt
+    quick_testbed_cache, tmp_path, monkeypatch
 ):
     import shutil
 
@@ -150,21 +149,25 @@ def test_an_edit_rebuilds_what_depends_on_it_and_nothing_else(
     shutil.copytree(cache, copy, symlinks=True)
     before = build(tb.config, copy, progress=False, core_only=True)
     table = before.scores(before.runs[before.main].checkpoints[-1], 1)
-    tables = {p.name for p in (copy / "tables").iterdir()}
-    held = _folders(copy)
     real = store.module_source
-    monkeypatch.setattr(
-        store, "module_source", lambda m: real(m) + (b"\n# edited" if m == module else b"")
-    )
-    after = build(tb.config, copy, progress=False, core_only=True)
-    new = {k: names - held[k] for k, names in _folders(copy).items()}
-    assert {k for k, names in new.items() if names} == rebuilt
-    if "runs" in rebuilt:
-        assert len(new["runs"]) == 2 and len(new["models"]) == 2  # main + null; base + ref
-    again = after.scores(after.runs[after.main].checkpoints[-1], 1)
-    recomputed = {p.name for p in (copy / "tables").iterdir()} - tables
-    assert bool(recomputed) == (rebuilt != {"corpus"})  # tables sit below models and variants
-    pd.testing.assert_frame_equal(again, table)  # an edit that changes nothing: same numbers
+    for module, rebuilt in EDITS:
+        tables = {p.name for p in (copy / "tables").iterdir()}
+        held = _folders(copy)
+        with monkeypatch.context() as m:
+            m.setattr(
+                store, "module_source", lambda n, e=module: real(n) + (b"\n#" if n == e else b"")
+            )
+            after = build(tb.config, copy, progress=False, core_only=True)
+            new = {k: names - held[k] for k, names in _folders(copy).items()}
+            assert {k for k, names in new.items() if names} == rebuilt, module
+            if "runs" in rebuilt:
+                assert len(new["runs"]) == 2 and len(new["models"]) == 2  # main, null; base, ref
+            again = after.scores(after.runs[after.main].checkpoints[-1], 1)
+        recomputed = {p.name for p in (copy / "tables").iterdir()} - tables
+        assert bool(recomputed) == (rebuilt != {"corpus"}), module  # tables sit below both
+        pd.testing.assert_frame_equal(again, table)  # an edit that changes nothing: same numbers
+    unchanged = build(tb.config, copy, progress=False, core_only=True)  # the edits undone
+    assert unchanged.runs[tb.main].checkpoints == before.runs[tb.main].checkpoints
 
 
 def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
