@@ -133,7 +133,7 @@ def test_stored_notebooks_have_no_outputs_and_a_parameters_cell():
         assert "quick" in tagged[0].source and run.quick.get("quick") is True
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def quick_book(tmp_path_factory, quick_testbed_cache):
     """A copy of the book's sources, every notebook executed quick, then built (the testbed
     chapters on the session's quick testbed, already built)."""

@@ -84,11 +84,15 @@ def test_fork_bomb_is_contained():
 
 
 def _live_sandbox_processes():
-    """Pids of processes owned by sandbox uids that are not zombies."""
+    """Pids of processes owned by this test process's sandbox uids that are not zombies
+    (another test worker's sandboxes may be running beside)."""
+    from srlib.execution.sandbox import _UID_BASE
+
+    first = _UID_BASE + (os.getpid() % 100_000) * 1000
     live = []
     for entry in os.scandir("/proc"):
         try:
-            if entry.name.isdigit() and entry.stat().st_uid >= 1_500_000_000:
+            if entry.name.isdigit() and first <= entry.stat().st_uid < first + 1000:
                 stat = Path(f"/proc/{entry.name}/stat").read_text()
                 state = stat.rsplit(")", 1)[1].split()[0]
                 live += [] if state in "ZX" else [int(entry.name)]
