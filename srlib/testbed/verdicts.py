@@ -52,9 +52,10 @@ def detection_headline(claim: pd.DataFrame, auc: pd.DataFrame, fpr: pd.Series) -
     auc = auc.drop_duplicates("detector").set_index("detector")
     if "Blind (text only)" in auc.index:
         blind = auc.loc["Blind (text only)"]
+        shift = " Part of every detector's score may then be that shift." if blind.low > 0.5 else ""
         out.append(
             above_chance("The blind text-only classifier", blind.value, blind.low, blind.high)
-            + " (If it does, part of every detector's score may be that shift.)"
+            + shift
         )
     sr = auc[auc.family == "self-referential"].value.dropna().sort_values(ascending=False)
     if len(sr):
