@@ -1,5 +1,6 @@
 # The two commands of the README: `make book` builds the whole book, `make test` runs the tests.
-# Both create .venv on first use and install the project into it (torch pinned to 2.13.0).
+# Both create .venv on first use and install the project into it (torch pinned to 2.13.0;
+# --no-compile: modules are byte-compiled when first imported, not all 40 s up front).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 PY ?= python3
@@ -11,7 +12,7 @@ STAMP := $(VENV)/.srlib-installed
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[book,dev]' 2>&1 \
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[book,dev]' 2>&1 \
 		| { grep -v 'is ignored: it is neither a file nor a directory' || true; }
 	touch $(STAMP)
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from _timing import timed
 
 from srlib.benchmarks import load_benchmark
+from srlib.localfiles import python_sources
 from srlib.models.base import GenerationSettings
 from srlib.models.hf import HFModel
 from srlib.models.tiny import train_lm
 from srlib.testbed.config import profile
-from srlib.testbed.corpus import python_sources
 from srlib.testbed.train import TrainSettings, train_model
 
 

@@ -19,10 +19,11 @@ import dataclasses
 import functools
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -31,6 +32,7 @@ from typing import Any
 from srlib.errors import InputError
 
 MANIFEST = "srlib-manifest.json"
+_WRITES = itertools.count()  # numbers this process's temporary paths, so no two collide
 SRLIB = Path(__file__).resolve().parent
 
 
@@ -172,20 +174,32 @@ def differences(saved: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str], folder: bool = False) -> Iterator[Path]:
+def atomic_path(
+    target: str | os.PathLike[str],
+    folder: bool = False,
+    keep: Callable[[], bool] | None = None,
+) -> Iterator[Path]:
     """A temporary path beside ``target`` to write; moved onto ``target`` when the block
-    succeeds, removed when it fails, so ``target`` is either complete or absent."""
+    succeeds, removed when it fails, so ``target`` is either complete or absent. With
+    ``keep``, a ``target`` that another process completed meanwhile and ``keep()`` accepts is
+    left in place (never removed under a reader's feet) and the new copy dropped."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    tmp = target.with_name(f".{target.name}.partial-{os.getpid()}-{next(_WRITES)}")
     _remove(tmp)
     if folder:
         tmp.mkdir()
     try:
         yield tmp
+        if keep is not None and target.exists() and keep():
+            return
         if folder and target.exists():
             _remove(target)
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if keep is None or not (target.exists() and keep()):
+                raise
     finally:
         _remove(tmp)
 
@@ -238,7 +252,8 @@ class Store:
     def put(self, artifact: Artifact) -> Iterator[Path]:
         """A temporary folder to write the artifact into; it becomes the artifact's folder,
         manifest included, only when the block succeeds."""
-        with atomic_path(self.path(artifact), folder=True) as tmp:
+        keep = lambda: self.get(artifact) is not None  # noqa: E731 (a concurrent equal one)
+        with atomic_path(self.path(artifact), folder=True, keep=keep) as tmp:
             yield tmp
             write_json(tmp / MANIFEST, artifact.manifest())
 

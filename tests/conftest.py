@@ -12,6 +12,42 @@ def pytest_configure(config):
     os.environ.setdefault("SRLIB_HOME", str(config.rootpath / ".pytest_cache" / "srlib-home"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests that read the quick book run last: it builds in a process of its own (started
+    with the session, see ``quickbook.py``) while the other tests run."""
+    book = [item for item in items if "quick_book" in getattr(item, "fixturenames", ())]
+    items[:] = [item for item in items if item not in book] + book
+    config.stash[NEEDS_BOOK] = bool(book)
+
+
+NEEDS_BOOK = pytest.StashKey[bool]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def background_book(request, tmp_path_factory):
+    """The quick book's process, started at the session's first test when a collected test
+    needs it (stopped at the end if still running)."""
+    if not request.config.stash.get(NEEDS_BOOK, False):
+        yield None
+        return
+    import quickbook
+
+    job = quickbook.start(tmp_path_factory.mktemp("quick-book"))
+    yield job
+    job.stop()
+
+
+@pytest.fixture(scope="session")
+def quick_book(background_book):
+    """Every chapter executed quick (``--jobs 2``) and the book built: (root, executed
+    notebooks, index page), and the detection chapter re-executed alone."""
+    from pathlib import Path
+
+    result = background_book.result()
+    outputs = [Path(p) for p in result["outputs"]]
+    return background_book.root, outputs, Path(result["index"]), [Path(p) for p in result["alone"]]
+
+
 def program_sample(solution: str, tests: str, entry_point: str = "f", **fields) -> Sample:
     """A small standalone sample (MBPP-shaped) for tests: a solution and assert lines."""
     base = {"id": "toy/1", "benchmark": "toy", "prompt": "", "format": "standalone"}
@@ -79,8 +115,8 @@ def exhaustive_partition(contexts):
 
 @pytest.fixture(scope="session")
 def quick_testbed_cache(tmp_path_factory):
-    """The ``quick`` testbed built once: its cache folder, shared by the testbed tests and
-    the quick book (whose testbed chapters then train nothing)."""
+    """The ``quick`` testbed built once: its cache folder, shared by the testbed tests (the
+    quick book trains its own, in its chapters)."""
     from srlib.testbed.build import build
     from srlib.testbed.config import profile
 

@@ -1,6 +1,5 @@
 """The book runner: runs file, staleness stamps, failures, and the real book built quick."""
 
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -133,24 +132,9 @@ def test_stored_notebooks_have_no_outputs_and_a_parameters_cell():
         assert "quick" in tagged[0].source and run.quick.get("quick") is True
 
 
-@pytest.fixture(scope="session")
-def quick_book(tmp_path_factory, quick_testbed_cache):
-    """A copy of the book's sources, every notebook executed quick, then built (the testbed
-    chapters on the session's quick testbed, already built)."""
-    root = tmp_path_factory.mktemp("book")
-    (root / ".srlib-cache").mkdir()
-    (root / ".srlib-cache" / "testbed").symlink_to(quick_testbed_cache[1])
-    for name in ("_config.yml", "_toc.yml", "runs.yml", "references.bib"):
-        shutil.copy(ROOT / name, root / name)
-    for folder in ("notebooks", "book"):
-        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("_executed"))
-    outputs = book.execute(root, quick=True, force=True, jobs=2)
-    return root, outputs, book.build(root)
-
-
 @pytest.mark.notebook
 def test_every_notebook_runs_quick_without_errors(quick_book):
-    _, outputs, _ = quick_book
+    _, outputs, _, _ = quick_book
     for out in outputs:
         nb = nbformat.read(out, as_version=4)
         errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
@@ -159,7 +143,7 @@ def test_every_notebook_runs_quick_without_errors(quick_book):
 
 @pytest.mark.notebook
 def test_book_builds_with_benchmarks_table_and_figure(quick_book):
-    root, _, index = quick_book
+    root, _, index, _ = quick_book
     assert index.is_file()
     page = (root / "_build" / "html" / "book" / "_executed" / "00-benchmarks.html").read_text()
     assert "<table" in page and "<img" in page
@@ -170,7 +154,7 @@ def test_book_builds_with_benchmarks_table_and_figure(quick_book):
 def test_built_book_has_no_broken_link_image_or_error_output(quick_book):
     from srlib.book.htmlcheck import check_html
 
-    root, _, _ = quick_book
+    root, _, _, _ = quick_book
     assert check_html(root / "_build" / "html") == []
     pages = {p.name for p in (root / "_build" / "html" / "book" / "_executed").glob("*.html")}
     assert "08-audit.html" in pages
@@ -218,21 +202,15 @@ def _tables(path: Path) -> list[str]:
 
 
 @pytest.mark.notebook
-def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(quick_book, tmp_path):
-    """The quick book ran them with ``--jobs 2`` beside other chapters, on a testbed built
-    in the test process; here the detection chapter runs alone, one job, and trains its own
-    testbed afresh (base, reference, leaked and null-control runs) before scoring it."""
-    root_two, _, _ = quick_book
-    root = tmp_path / "alone"
-    root.mkdir()
-    for name in ("runs.yml", "references.bib"):
-        shutil.copy(ROOT / name, root / name)
-    shutil.copytree(ROOT / "notebooks", root / "notebooks")
-    chapters = ["04-detection"]
-    outputs = book.execute(root, quick=True, force=True, jobs=1, only=chapters)
-    for out in outputs:
+def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(quick_book):
+    """The quick book ran the detection chapter with ``--jobs 2`` beside other chapters, on
+    the testbed its testbed chapter trained; ``quickbook.py`` then ran it alone, one job,
+    training its own testbed afresh (base, reference, leaked and null-control runs)."""
+    root_two, _, _, alone = quick_book
+    assert [out.name for out in alone] == ["04-detection.ipynb"]
+    for out in alone:
         theirs = _tables(root_two / book.EXECUTED / out.name)
-        assert _tables(out) == theirs, out.name
+        assert theirs and _tables(out) == theirs, out.name
 
 
 def test_no_notebook_chooses_its_words_by_comparing_numbers():

@@ -92,6 +92,24 @@ def test_the_store_reuses_only_a_folder_whose_manifest_matches(tmp_path):
     assert s.get(art) is None and not folder.exists()  # recomputed, never trusted
 
 
+def test_a_finished_equal_artifact_of_another_process_is_kept_not_replaced(tmp_path):
+    """Two chapters compute the same table side by side: the second to finish leaves the
+    first one's folder in place (a reader in it never sees it vanish); a damaged one is
+    still replaced."""
+    s, art = Store(tmp_path), Artifact("corpus", {"seed": 0})
+    with s.put(art) as mine:
+        (mine / "corpus.pkl").write_bytes(b"mine")
+        with s.put(art) as theirs:  # the other process, finishing first
+            (theirs / "corpus.pkl").write_bytes(b"theirs")
+        inode = s.path(art).stat().st_ino
+    assert (s.path(art) / "corpus.pkl").read_bytes() == b"theirs"
+    assert s.path(art).stat().st_ino == inode and len(list(tmp_path.rglob("*.partial-*"))) == 0
+    with s.put(art) as again:
+        (again / "corpus.pkl").write_bytes(b"again")
+        (s.path(art) / MANIFEST).write_text("{damaged")
+    assert (s.get(art) / "corpus.pkl").read_bytes() == b"again"
+
+
 def test_a_folder_of_another_run_is_refused_naming_what_differs(tmp_path, monkeypatch):
     folder = tmp_path / "out"
     claim_folder(folder, Artifact("audit", {"n": 5, "limit": 10}))

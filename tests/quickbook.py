@@ -1,0 +1,104 @@
+"""The quick book, built in a process of its own while the rest of the suite runs.
+
+``start(folder)`` copies the book's sources into ``folder / "book"`` and starts this file as a
+subprocess; ``QuickBook.result()`` waits for it. The subprocess executes every chapter with
+its quick parameters, ``--jobs 2`` (so the testbed and detection chapters run beside others,
+training their own quick testbed), builds the HTML with its checks, then re-executes the
+detection chapter alone with one job in ``folder / "alone"`` (training its testbed afresh), for
+the test that the tables do not depend on jobs or neighbours. It writes ``result.json`` (or
+the traceback) when done; its output goes to ``log.txt``.
+
+Running it beside the suite's other tests uses the machine's second core, which the suite
+alone leaves idle; ``conftest.py`` starts it only when a collected test needs the book and
+orders those tests last."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("_config.yml", "_toc.yml", "runs.yml", "references.bib")
+ALONE = ["04-detection"]  # re-executed alone, one job
+
+
+def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book")) -> None:
+    """The book's sources (without executed notebooks) into ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in SOURCES:
+        shutil.copy(ROOT / name, root / name)
+    for folder in folders:
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("_executed"))
+
+
+@dataclass
+class QuickBook:
+    """The running (or finished) quick-book process and where it writes."""
+
+    folder: Path
+    process: subprocess.Popen
+
+    @property
+    def root(self) -> Path:
+        return self.folder / "book"
+
+    def result(self, timeout: float = 900) -> dict:
+        """Wait for the process; its result, or an error carrying the traceback and log."""
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as late:
+            self.stop()
+            raise RuntimeError(f"the quick book took over {timeout} s; log: {self.log()}") from late
+        file = self.folder / "result.json"
+        result = json.loads(file.read_text()) if file.is_file() else {}
+        if "error" in result or not result:
+            raise RuntimeError(f"the quick book failed:\n{result.get('error')}\n{self.log()}")
+        return result
+
+    def log(self) -> str:
+        text = (self.folder / "log.txt").read_text(errors="replace")
+        return text[-6000:]
+
+    def stop(self) -> None:
+        """End the process (and its kernels) if it still runs."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def start(folder: Path) -> QuickBook:
+    """Copy the sources and start building the quick book in the background."""
+    copy_sources(folder / "book")
+    copy_sources(folder / "alone", folders=("notebooks",))
+    log = (folder / "log.txt").open("w")
+    cmd = [sys.executable, __file__, str(folder)]
+    process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    return QuickBook(folder, process)
+
+
+def main(folder: Path) -> None:
+    """Execute and build the quick book, then the detection chapter alone; write the result."""
+    from srlib.book import runner as book
+
+    result: dict = {}
+    try:
+        start_time = time.perf_counter()
+        outputs = book.execute(folder / "book", quick=True, force=True, jobs=2)
+        result["outputs"] = [str(p) for p in outputs]
+        result["index"] = str(book.build(folder / "book"))
+        result["book_seconds"] = round(time.perf_counter() - start_time, 1)
+        alone = book.execute(folder / "alone", quick=True, force=True, jobs=1, only=ALONE)
+        result["alone"] = [str(p) for p in alone]
+    except BaseException:
+        result["error"] = traceback.format_exc()
+    (folder / "result.json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
