@@ -114,11 +114,14 @@ def exhaustive_partition(contexts):
 
 
 @pytest.fixture(scope="session")
-def quick_testbed_cache(tmp_path_factory):
-    """The ``quick`` testbed built once: its cache folder, shared by the testbed tests (the
-    quick book trains its own, in its chapters)."""
+def quick_testbed_cache(tmp_path_factory, background_book):
+    """The ``quick`` testbed built once: (testbed, cache folder), shared by the testbed
+    tests; built by the quick book's process when it runs (then only opened here)."""
     from srlib.testbed.build import build
     from srlib.testbed.config import profile
 
-    cache = tmp_path_factory.mktemp("testbed-cache")
+    if background_book is not None:
+        cache = background_book.testbed()
+    else:
+        cache = tmp_path_factory.mktemp("testbed-cache")
     return build(profile("quick"), cache, progress=False), cache

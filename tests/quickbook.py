@@ -1,12 +1,14 @@
 """The quick book, built in a process of its own while the rest of the suite runs.
 
 ``start(folder)`` copies the book's sources into ``folder / "book"`` and starts this file as a
-subprocess; ``QuickBook.result()`` waits for it. The subprocess executes every chapter with
-its quick parameters, ``--jobs 2`` (so the testbed and detection chapters run beside others,
-training their own quick testbed), builds the HTML with its checks, then re-executes the
-detection chapter alone with one job in ``folder / "alone"`` (training its testbed afresh), for
-the test that the tables do not depend on jobs or neighbours. It writes ``result.json`` (or
-the traceback) when done; its output goes to ``log.txt``.
+subprocess; ``QuickBook.result()`` waits for it. The subprocess first builds the ``quick``
+testbed into ``folder / "testbed"`` (``QuickBook.testbed()`` waits for that: the suite's
+testbed tests use it from then on, the subprocess never touches it again) and copies it into
+the book's cache; then it executes every chapter with its quick parameters, ``--jobs 2`` (the
+testbed and detection chapters beside others), builds the HTML with its checks, and
+re-executes the detection chapter alone with one job in ``folder / "alone"`` (training its
+testbed afresh), for the test that the tables do not depend on jobs or neighbours. It writes
+``result.json`` (or the traceback) when done; its output goes to ``log.txt``.
 
 Running it beside the suite's other tests uses the machine's second core, which the suite
 alone leaves idle; ``conftest.py`` starts it only when a collected test needs the book and
@@ -61,6 +63,15 @@ class QuickBook:
             raise RuntimeError(f"the quick book failed:\n{result.get('error')}\n{self.log()}")
         return result
 
+    def testbed(self, timeout: float = 600) -> Path:
+        """Wait until the quick testbed is built; its cache folder."""
+        ready, deadline = self.folder / "testbed-ready", time.monotonic() + timeout
+        while not ready.is_file():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the quick testbed was not built:\n{self.log()}")
+            time.sleep(0.5)
+        return self.folder / "testbed"
+
     def log(self) -> str:
         text = (self.folder / "log.txt").read_text(errors="replace")
         return text[-6000:]
@@ -83,12 +94,18 @@ def start(folder: Path) -> QuickBook:
 
 
 def main(folder: Path) -> None:
-    """Execute and build the quick book, then the detection chapter alone; write the result."""
+    """Build the quick testbed, execute and build the quick book, then the detection chapter
+    alone; write the result."""
     from srlib.book import runner as book
+    from srlib.testbed.build import build
+    from srlib.testbed.config import profile
 
     result: dict = {}
     try:
         start_time = time.perf_counter()
+        build(profile("quick"), folder / "testbed", progress=False)
+        (folder / "testbed-ready").touch()
+        shutil.copytree(folder / "testbed", folder / "book" / ".srlib-cache" / "testbed")
         outputs = book.execute(folder / "book", quick=True, force=True, jobs=2)
         result["outputs"] = [str(p) for p in outputs]
         result["index"] = str(book.build(folder / "book"))

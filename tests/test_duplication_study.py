@@ -179,5 +179,7 @@ def test_scanner_findings_are_taken_in_a_fixed_order(monkeypatch):
     runs = []
     for order in (findings, findings[::-1]):  # the scanner returns a set: any order
         monkeypatch.setattr(scan, "scan_line", lambda text, order=order: iter(order))
+        corpus._line_findings.cache_clear()  # scanned afresh, in the new order
         runs.append([(r.start, r.end) for r in corpus._scan([("x.py", line)])])
+    corpus._line_findings.cache_clear()  # no stand-in findings left for later tests
     assert runs[0] == runs[1] and len(runs[0]) == 2

@@ -25,6 +25,7 @@ not for its secrets or repositories.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import string
@@ -173,9 +174,18 @@ def _readable(paths: list, k: int) -> list[tuple[str, str]]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 18)
+def _line_findings(line: str) -> tuple[tuple[str, str], ...]:
+    """detect-secrets' findings on one line as sorted (value, type) pairs (the scanner
+    returns a set), memoised: every corpus config re-scans the same files. Called only
+    inside ``default_settings()``, the one configuration ``_scan`` uses."""
+    from detect_secrets.core import scan
+
+    return tuple(sorted((f.secret_value or "", f.type) for f in scan.scan_line(line)))
+
+
 def _scan(files: list[tuple[str, str]]) -> list[SecretRecord]:
     """Real candidates from detect-secrets over real files (labelled false positives)."""
-    from detect_secrets.core.scan import scan_line
     from detect_secrets.settings import default_settings
 
     out = []
@@ -183,8 +193,7 @@ def _scan(files: list[tuple[str, str]]) -> list[SecretRecord]:
         for name, text in files:
             pos = 0
             for line in text.splitlines(keepends=True):
-                found_here = [(f.secret_value or "", f.type) for f in scan_line(line.rstrip("\n"))]
-                for value, kind in sorted(found_here):  # the scanner returns a set: sort
+                for value, kind in _line_findings(line.rstrip("\n")):
                     col = line.find(value) if value else -1
                     if col >= 0 and len(value) >= 8:
                         out.append(

@@ -1,0 +1,126 @@
+"""Pre-registered contrasts: paired intervals on tables with known answers, thresholds re-set
+inside every resample, the common decided set, and selection that keeps its nominal rate."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from srlib.detection.contrasts import Arm, Contrast, contrast_table, preregistered
+from srlib.detection.registry import names
+
+TEN = [n for n in names(threshold_free=True) if n != "flag everything"]
+
+
+def long_table(y, flags=None, scores=None):
+    """A long table: ``flags`` (threshold-free detector → flags), ``scores`` (thresholded
+    detector → scores), samples s0, s1, ..."""
+    rows = []
+    for name, values in (flags or {}).items():
+        rows += [
+            {"id": f"s{i}", "leaked": y[i], "detector": name, "flag": v, "score": 0.0}
+            for i, v in enumerate(values)
+        ]
+    for name, values in (scores or {}).items():
+        rows += [
+            {"id": f"s{i}", "leaked": y[i], "detector": name, "flag": None, "score": v}
+            for i, v in enumerate(values)
+        ]
+    return pd.DataFrame(rows).assign(benchmark="b", family="")
+
+
+def calibration(name, values):
+    return pd.DataFrame({"id": [f"c{i}" for i in range(len(values))], "detector": name}).assign(
+        score=values
+    )
+
+
+Y = np.arange(200) % 2 == 0
+NOISE = np.random.default_rng(0).random(200)
+SR_VS_PPL = Contrast("SR gray − PPL", Arm(("SR gray",)), Arm(("PPL",), "calibrated"))
+
+
+def test_a_perfect_rule_against_a_useless_baseline_is_better():
+    long = long_table(Y, {"SR gray": Y}, {"PPL": NOISE})
+    row = contrast_table({"seed 0": (long, calibration("PPL", NOISE))}, [SR_VS_PPL], n_boot=200)
+    row = row.iloc[0]
+    assert row.a_value == 1.0 and row.low > 0.5 and row.verdict.endswith("SR gray is better.")
+
+
+def test_a_useless_rule_against_a_perfect_baseline_is_worse():
+    clean = np.linspace(0, 0.4, 50)  # the calibrated threshold sits below every leaked score
+    long = long_table(Y, {"SR gray": NOISE > 0.5}, {"PPL": np.where(Y, 1.0, 0.2)})
+    row = contrast_table({"seed 0": (long, calibration("PPL", clean))}, [SR_VS_PPL], n_boot=200)
+    assert row.iloc[0].b_value == 1.0 and row.iloc[0].high < 0
+    assert row.iloc[0].verdict.endswith("SR gray is worse.")
+
+
+def test_equal_rules_give_no_evidence_of_a_difference():
+    flags = NOISE > 0.3
+    long = long_table(Y, {"SR gray": flags, "SR Zlib": flags})
+    c = Contrast("SR gray − SR Zlib", Arm(("SR gray",)), Arm(("SR Zlib",)))
+    row = contrast_table({"seed 0": (long, None)}, [c], n_boot=100).iloc[0]
+    assert row.difference == 0 and row.low <= 0 <= row.high
+    assert row.verdict.endswith("no evidence of a difference.")
+
+
+def test_undecided_samples_leave_every_arm_and_thresholds_follow_the_calibration_resample():
+    flags = pd.array(list(Y[:-10]) + [pd.NA] * 10, dtype="boolean")  # ten undecided
+    long = long_table(Y, {"SR gray": flags}, {"PPL": NOISE})
+    row = contrast_table({"s": (long, calibration("PPL", NOISE))}, [SR_VS_PPL], n_boot=50)
+    assert row.iloc[0].n == 190 and row.iloc[0].a_value == 1.0
+    # PPL is perfect at the full calibration set's threshold (0.6) and only there: a
+    # resample of the calibration set without its one 0.6 sets 0.2 and flags held-out 0.5s,
+    # so any width of the interval comes from re-setting the threshold inside the bootstrap
+    ppl = np.where(Y, 0.9, np.where(np.arange(200) % 10 == 1, 0.5, 0.1))
+    long = long_table(Y, {"SR gray": Y}, {"PPL": ppl})
+    few = calibration("PPL", np.r_[np.full(19, 0.2), 0.6])
+    row = contrast_table({"s": (long, few)}, [SR_VS_PPL], n_boot=200).iloc[0]
+    assert row.difference == 0 and row.low == 0 and row.high > 0.1
+
+
+def test_seeds_are_reported_each_and_pooled():
+    rng = np.random.default_rng(1)
+    parts = {}
+    for seed in range(3):
+        flags = np.where(rng.random(200) < 0.8, Y, ~Y)
+        parts[f"seed {seed}"] = (long_table(Y, {"SR gray": flags}, {"PPL": NOISE}), None)
+        parts[f"seed {seed}"] = (parts[f"seed {seed}"][0], calibration("PPL", NOISE))
+    table = contrast_table(parts, [SR_VS_PPL], n_boot=100)
+    assert list(table.part) == ["seed 0", "seed 1", "seed 2", "pooled"]
+    pooled = table.set_index("part").loc["pooled"]
+    assert pooled.n == 600 and pooled.high - pooled.low < (table.high - table.low).iloc[0]
+
+
+def test_an_arm_refuses_a_mode_its_detector_cannot_run():
+    with pytest.raises(ValueError, match="threshold-free"):
+        Arm(("SR gray",), "calibrated")
+    with pytest.raises(KeyError, match="unknown detector"):
+        Arm(("SR grey",))
+    primary = [c for c in preregistered() if c.role == "primary"]
+    assert {c.a.detectors for c in primary} == {("SR gray",), ("SR black",)}
+    assert all(c.b.threshold == "calibrated" for c in primary)
+
+
+def _equal_detectors(rng, n=120, right=0.7):
+    """Ten threshold-free detectors and PPL (calibrated), each right with the same chance."""
+    y = np.arange(n) % 2 == 0
+    draw = {name: np.where(rng.random(n) < right, y, ~y) for name in [*TEN, "PPL"]}
+    ppl = draw.pop("PPL") + rng.random(n) * 0.01  # flagged above the calibrated 0.5
+    return long_table(y, draw, {"PPL": ppl}), calibration("PPL", np.full(40, 0.5))
+
+
+def test_the_best_of_ten_equal_detectors_is_better_only_at_the_nominal_rate():
+    """Selection inside the resamples keeps "better" rare; reusing the winner's own
+    interval (the selection made outside) calls it better several times as often."""
+    rng = np.random.default_rng(7)
+    best = Contrast("best − PPL", Arm(tuple(TEN)), Arm(("PPL",), "calibrated"))
+    fixed = [Contrast(n, Arm((n,)), Arm(("PPL",), "calibrated")) for n in TEN]
+    inside = outside = 0
+    trials = 20
+    for t in range(trials):
+        parts = {"x": _equal_detectors(rng)}
+        inside += contrast_table(parts, [best], n_boot=100, seed=t).low.iloc[0] > 0
+        each = contrast_table(parts, fixed, n_boot=100, seed=t)
+        outside += each.sort_values("a_value").low.iloc[-1] > 0  # the winner, its own interval
+    assert inside <= 0.05 * trials + 1
+    assert outside >= inside + 2
