@@ -55,7 +55,7 @@ def test_checkpoints_gray_and_black_against_a_reference(
     }
     s = result.summary.set_index(["model", "decision"])
     row = s.loc[("memorised", "gray")]
-    assert row.null == f"reference {tiny_model_dir.name}"
+    assert row.null == f"reference {tiny_model_dir.name}" and row.null_test == "McNemar (paired)"
     assert row.excess == pytest.approx(row.rate - row.null_rate)
     assert row.excess_low <= row.excess <= row.excess_high
     assert {"pooled_p", "gray/black agreement"} <= set(result.summary.columns)

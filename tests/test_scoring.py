@@ -15,7 +15,14 @@ from srlib.detection.decide import (
     self_referential,
     threshold_decide,
 )
-from srlib.detection.metrics import bootstrap, difference_interval, evaluate, flag_rate, tpr_at_fpr
+from srlib.detection.metrics import (
+    bootstrap,
+    difference_interval,
+    evaluate,
+    flag_rate,
+    paired_difference_interval,
+    tpr_at_fpr,
+)
 from srlib.detection.scoring import (
     cdd_peak,
     code_tokens,
@@ -245,6 +252,30 @@ def test_undecided_samples_are_counted_not_scored_as_negatives():
     assert table.value["recall"] == 1.0  # the undecided leaked sample is not a miss
     assert table.undecided["f1"] == 2 and table.n["f1"] == 2
     assert table.undecided["roc_auc"] == 1 and table.n["roc_auc"] == 3
+
+
+def test_the_paired_interval_is_the_unpaired_one_without_correlation_and_narrower_with_it():
+    # a·d = b·c: no correlation between the pairs, so method 10 is the unpaired hybrid score
+    both, first, second, neither = 2, 4, 3, 6
+    n = both + first + second + neither
+    unpaired = difference_interval(both + first, n, both + second, n)
+    assert paired_difference_interval(both, first, second, neither) == pytest.approx(unpaired)
+    # the same margins, strongly correlated pairs: the same difference, a narrower interval
+    low, high = paired_difference_interval(40, 10, 0, 50)
+    wide_low, wide_high = difference_interval(50, 100, 40, 100)
+    assert low < 0.1 < high and high - low < (wide_high - wide_low) / 2 and low > 0
+
+
+def test_flag_rate_against_a_null_model_on_the_same_samples_is_paired():
+    flags = [True] * 30 + [False] * 68 + [None] * 2
+    null = [True] * 20 + [False] * 78 + [True, None]
+    out = flag_rate(flags, 5, null, paired=True)
+    assert out["null_test"] == "McNemar (paired)" and out["paired"] == 98
+    assert out["excess"] == pytest.approx(10 / 98)  # 30/98 − 20/98 on the 98 both decide
+    assert out["p_vs_null"] == pytest.approx(0.5**10)  # ten discordant pairs, all one way
+    assert out["excess_low"] > 0
+    with pytest.raises(ValueError, match="pairs need both"):
+        flag_rate(flags, 5, null[:50], paired=True)
 
 
 def test_difference_interval_is_newcombes():

@@ -7,7 +7,9 @@ stopped. The flag rate of a sample set means little alone: a clean model already
 an original's own names to renamed ones. So every rate stands beside its nominal chance
 level (each sample's own 1/(n_i + 1)) and, where one is given, an **empirical null** — the
 reference model's rate on the same samples, or the same model's rate on control samples it
-cannot have seen — with Fisher's exact test and the excess over the null with an interval.
+cannot have seen — and the excess over the null with its interval: paired (McNemar's exact
+test, Newcombe's paired interval) against a reference model on the same samples, unpaired
+(Fisher's exact test) against control samples.
 """
 
 from __future__ import annotations
@@ -292,8 +294,9 @@ DECISIONS = {"gray": "sr_gray", "black": "sr_black", "gray contrasted": "sr_gray
 
 def summarise(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
     """One row per model × benchmark × decision: flag rate, chance, the empirical null (the
-    reference's rate on the same samples, else the model's own on control samples) with the
-    excess and Fisher's test, the pooled benchmark-level test, and gray/black agreement."""
+    reference's rate on the same samples, with McNemar's test and the paired interval, else
+    the model's own on control samples, with Fisher's test and the unpaired interval), the
+    pooled benchmark-level test, and gray/black agreement."""
     rows = []
     bench = table[table.set == "benchmark"]
     for (model, name), g in bench.groupby(["model", "benchmark"], sort=False):
@@ -301,13 +304,14 @@ def summarise(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame
         for decision, column in DECISIONS.items():
             if column not in g or g[column].isna().all():
                 continue
-            null, source = None, "none"
+            null, source, paired = None, "none", False
             if reference and model != reference and decision != "gray contrasted":
-                null = bench[(bench.model == reference) & (bench.benchmark == name)][column]
-                source = f"reference {reference}"
+                ref = bench[(bench.model == reference) & (bench.benchmark == name)]
+                null = list(ref.set_index("id")[column].reindex(g.id))  # the same samples
+                source, paired = f"reference {reference}", True
             elif not ctrl.empty and column in ctrl and ctrl[column].notna().any():
                 null, source = ctrl[column], "control samples"
-            fr = flag_rate(list(g[column]), g.n_variants.to_numpy(), null)
+            fr = flag_rate(list(g[column]), g.n_variants.to_numpy(), null, paired)
             row = {"model": model, "benchmark": name, "decision": decision, "null": source}
             rows.append(row | fr | _pooled(bench, g, ctrl, decision, reference))
         both = (
