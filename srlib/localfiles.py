@@ -98,6 +98,14 @@ def language(path: str | Path) -> str:
     return LANGUAGES.get(suffix, suffix.lstrip("."))
 
 
+def language_name(name: str) -> str:
+    """A language as datasets spell it — a bare extension (SecretBench's and CredData's
+    ``js``, ``cs``, ``cpp``, ``py``) or a name — in this project's names (``javascript``,
+    ``c#``, ``c++``, ``python``); an unknown one lower-cased as it is."""
+    key = str(name or "").strip().lower()
+    return LANGUAGES.get("." + key.lstrip("."), key)
+
+
 def source_files(
     roots: Sequence[str] = SOURCE_ROOTS, scopes: Sequence[str] = SCOPES
 ) -> dict[str, list[Path]]:

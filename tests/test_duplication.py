@@ -152,14 +152,20 @@ def test_secretbench_schema_with_files(tmp_path):
         category="Authentication Key and Token",
     )
     missing = {**row, "id": "2", "file_identifier": "nope", "label": "N"}
+    moved = {**row, "id": "3", "start_column": "12"}  # the secret is not where the row says
+    (tmp_path / "files" / "f4").write_text('const key = "0123456789abcdef";\n')
+    js = {**row, "id": "4", "file_identifier": "f4", "file_type": "js", "start_line": "1"}
+    js.update(secret="0123456789abcdef", start_column="14", end_column="30", file_path="a.js")
     with (tmp_path / "sb.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, SECRETBENCH_COLUMNS)
         w.writeheader()
-        w.writerows([row, missing])
-    with pytest.warns(UserWarning, match="1 candidates skipped"):
-        (rec,) = load_secretbench(tmp_path / "sb.csv", tmp_path / "files")
+        w.writerows([row, missing, moved, js])
+    both = r"(?=.*\b1 file not under)(?=.*\b1 secret not at its line and column)"
+    with pytest.warns(UserWarning, match=both):
+        rec, other = load_secretbench(tmp_path / "sb.csv", tmp_path / "files")
     assert rec.secret == "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     assert rec.label and rec.language == "python" and rec.context().after == '"\n'
+    assert other.secret == "0123456789abcdef" and other.language == "javascript"
     (tmp_path / "bad.csv").write_text("id,secret\n1,x\n")
     with pytest.raises(ValueError, match="not the SecretBench schema"):
         load_secretbench(tmp_path / "bad.csv", tmp_path)

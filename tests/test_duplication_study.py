@@ -82,6 +82,22 @@ def test_folds_are_seeded_and_stratified(prepared):
         assert not set(idx["val"]) & set(idx["train"])
 
 
+def test_repository_folds_never_share_a_repository_between_train_and_test(prepared):
+    records, p = prepared
+    repos = [f"repo{i % 7}" for i in range(len(records))]  # seven repositories
+    folds = make_folds(p.data.labels, p.parts, p.contexts, p.languages, 3, groups=repos)
+    assert list(folds.scenario.unique()) == ["mixed", "near-duplicate", "unique", "repository"]
+    seen = set()
+    for fold in range(3):
+        idx = fold_indices(folds, "repository", fold)
+        tested = {repos[i] for i in idx["test"]}
+        assert tested and not tested & {repos[i] for i in np.r_[idx["train"], idx["val"]]}
+        seen |= tested
+    assert seen == set(repos)  # every repository tests once
+    with pytest.raises(ValueError, match="2 repositories cannot make 3 folds"):
+        make_folds(p.data.labels, p.parts, p.contexts, p.languages, 3, groups=["a", "b"] * 300)
+
+
 def test_masked_inputs_never_hold_a_secret_value(prepared):
     records, p = prepared
     for r, text in zip(records, p.data.texts, strict=True):

@@ -11,6 +11,11 @@ and shared by every model:
   of the test pool (they train), and ``duplicated_in_train`` checks that no test context has
   an exact or near duplicate in its training fold.
 
+Given each sample's repository (``groups``), a fourth scenario:
+
+- **repository**: test folds hold whole repositories never seen in training (stratified
+  group k-fold), CredData's own practice: a detector meeting a new codebase.
+
 Every training fold holds out ``val_share`` of itself (stratified) for validation.
 """
 
@@ -20,13 +25,13 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, train_test_split
 
 from srlib.duplication.contexts import Context
 from srlib.duplication.neardup import near_pairs
 from srlib.duplication.partition import fingerprints
 
-SCENARIOS = ("mixed", "near-duplicate", "unique")
+SCENARIOS = ("mixed", "near-duplicate", "unique", "repository")
 ROLES = ("train", "val", "test")
 
 
@@ -84,9 +89,11 @@ def make_folds(
     seed: int = 0,
     method: str = "lsh",
     check: bool = True,
+    groups: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """The folds of every scenario: one row per (scenario, fold, sample) with its ``role``
-    (train / val / test). With ``check``, the unique scenario is verified leak-free
+    (train / val / test); with ``groups`` (each sample's repository) the repository
+    scenario too. With ``check``, the unique scenario is verified leak-free
     (``LeakingSplit`` otherwise)."""
     y = np.asarray(labels, dtype=bool)
     n = len(y)
@@ -100,6 +107,8 @@ def make_folds(
         "unique": (pool, np.setdiff1d(np.arange(n), pool)),
     }
     frames = []
+    if groups is not None:
+        frames += _repository_folds(y, np.asarray(groups, dtype=object), k, val_share, seed)
     for scenario, (testable, train_only) in plans.items():
         counts = np.bincount(y[testable].astype(int), minlength=2)
         if counts.min() < k:
@@ -125,7 +134,30 @@ def make_folds(
                 frames.append(
                     pd.DataFrame({"scenario": scenario, "fold": fold, "sample": idx, "role": role})
                 )
-    return pd.concat(frames, ignore_index=True)
+    order = {name: i for i, name in enumerate(SCENARIOS)}
+    out = pd.concat(frames, ignore_index=True)
+    return out.sort_values("scenario", key=lambda c: c.map(order), kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _repository_folds(y, groups, k: int, val_share: float, seed: int) -> list[pd.DataFrame]:
+    """The repository scenario: stratified group k-fold, no repository on both sides."""
+    if len(groups) != len(y):
+        raise ValueError(f"{len(groups)} repositories for {len(y)} samples")
+    if len(set(groups)) < k:
+        raise ValueError(f"repository: {len(set(groups))} repositories cannot make {k} folds")
+    folds = StratifiedGroupKFold(k, shuffle=True, random_state=seed)
+    frames = []
+    for fold, (train, test) in enumerate(folds.split(np.zeros(len(y)), y, groups)):
+        fit, val = train_test_split(
+            train, test_size=val_share, stratify=y[train], random_state=seed + fold
+        )
+        for role, idx in (("train", fit), ("val", val), ("test", test)):
+            frames.append(
+                pd.DataFrame({"scenario": "repository", "fold": fold, "sample": idx, "role": role})
+            )
+    return frames
 
 
 def fold_indices(folds: pd.DataFrame, scenario: str, fold: int) -> dict[str, np.ndarray]:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import csv
 import errno
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from srlib.duplication.contexts import Context, offset, secret_context
 from srlib.errors import InputError, describe
 from srlib.jsonl import iter_jsonl
+from srlib.localfiles import language_name
 
 _COLUMNS = (
     "id secret repo_name domain commit_id file_path file_type start_line end_line start_column "
@@ -98,7 +100,7 @@ def load_records(path: str | Path) -> list[SecretRecord]:
                 start=int(r["start"]),
                 end=int(r["end"]),
                 label=parse_label(r["label"], f"{path}:{lineno}"),
-                language=r.get("language", ""),
+                language=language_name(r.get("language", "")),
                 category=r.get("category", ""),
                 repo=r.get("repo", ""),
             )
@@ -111,40 +113,44 @@ def load_records(path: str | Path) -> list[SecretRecord]:
 
 
 def _language(file_type: str, file_path: str) -> str:
-    ext = (file_type or Path(file_path).suffix).lower().lstrip(".")
-    return "python" if ext in ("py", "python") else ext
+    return language_name(file_type or Path(file_path).suffix)
 
 
 def load_secretbench(csv_path: str | Path, files_root: str | Path) -> list[SecretRecord]:
     """SecretBench rows with their files' text (see the module docstring for the layout)."""
-    root, out, missing = Path(files_root), [], 0
+    root, out = Path(files_root), []
     if not root.is_dir():
         raise FileNotFoundError(errno.ENOENT, "no such folder of SecretBench files", str(root))
     try:
         with Path(csv_path).open(encoding="utf-8", newline="") as fh:
-            missing = _read_secretbench(csv.DictReader(fh), csv_path, root, out)
+            skipped = _read_secretbench(csv.DictReader(fh), csv_path, root, out)
     except UnicodeDecodeError as e:
         raise InputError(f"{csv_path}: not UTF-8 ({e.reason} at byte {e.start})") from e
-    if missing:
-        warnings.warn(
-            f"{csv_path}: {missing} candidates skipped, file not under {root}", stacklevel=2
-        )
+    report_skipped(csv_path, skipped)
     return out
 
 
-def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -> int:
-    """Append the rows of a SecretBench CSV to ``out``; the number skipped (file missing)."""
+def report_skipped(source: str | Path, skipped: Counter) -> None:
+    """One warning naming how many candidates were left out of ``source``, and why."""
+    if sum(skipped.values()):
+        why = ", ".join(f"{n} {reason}" for reason, n in skipped.most_common())
+        warnings.warn(f"{source}: candidates skipped: {why}", stacklevel=3)
+
+
+def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -> Counter:
+    """Append the rows of a SecretBench CSV to ``out``; the rows skipped, by reason (the file
+    missing, or the secret not at its line and column: never kept with a guessed span)."""
     absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
     if absent:
         raise InputError(f"{csv_path}: not the SecretBench schema, missing {absent}")
-    missing = 0
+    skipped: Counter = Counter()
     for rowno, row in enumerate(reader, 2):
         where = f"{csv_path}:{rowno}"
         file = root / row.get("file_identifier", "")
         if not row.get("file_identifier") or not file.is_file():
             file = root / row["repo_name"] / row["file_path"]
         if not file.is_file():
-            missing += 1
+            skipped[f"file not under {root}"] += 1
             continue
         text = file.read_text(encoding="utf-8", errors="replace")
         secret = row["secret"]
@@ -156,8 +162,10 @@ def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -
             label = parse_label(row["label"], where)
         except ValueError as e:
             raise InputError(f"{where}: bad SecretBench row: {e}") from e
-        if text[start : start + len(secret)] == secret:
-            end = start + len(secret)
+        if text[start : start + len(secret)] != secret:
+            skipped["secret not at its line and column"] += 1
+            continue
+        end = start + len(secret)
         out.append(
             SecretRecord(
                 id=row["id"],
@@ -170,4 +178,4 @@ def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -
                 repo=row["repo_name"],
             )
         )
-    return missing
+    return skipped
