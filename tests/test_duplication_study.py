@@ -106,7 +106,30 @@ def test_masked_inputs_never_hold_a_secret_value(prepared):
         if r.label:  # generated secrets are random: nowhere else in the context
             assert r.secret not in text
     assert shape("AKIA0000") == " <SECRET len=8 A0 H1> " and entropy("aaaa") == 0.0
-    assert p.data.numeric.shape == (len(records), 7)
+    assert p.data.numeric.shape == (len(records), 8)
+
+
+def test_holm_adjusts_a_family_step_down():
+    from srlib.duplication.study import holm
+
+    # p sorted 0.01, 0.02, 0.04 of m = 3: 0.03, max(0.04, 0.03), max(0.04, 0.04)
+    np.testing.assert_allclose(holm([0.04, 0.01, 0.02]), [0.04, 0.03, 0.04])
+    np.testing.assert_allclose(holm([0.5, 0.6]), [1.0, 1.0])
+
+
+def test_the_shape_rule_flags_key_prefixes_and_random_looking_values_only():
+    from srlib.duplication.features import numeric, shape_rule
+
+    values = {
+        "AKIA0000": True,  # a provider's prefix, however short
+        "ghp_" + "x" * 36: True,
+        "q8Z!r2Lm9Tx4Vb7Nw": True,  # 17 characters, four classes, high entropy
+        "changeme": False,  # a word
+        "aaaaaaaaaaaaaaaaaaaa": False,  # long, one class, no entropy
+        "1234567890123456": False,  # one class
+    }
+    flags = shape_rule(np.array([numeric(v) for v in values]))
+    assert flags.tolist() == list(values.values())
 
 
 def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path):
@@ -131,6 +154,10 @@ def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path
     assert (flagged.value == 1).all()
     tests = t_tests(first)
     assert {"scenario: mixed", "model: LSTM"} <= set(tests.within)
+    families = tests.groupby("family").within.first()
+    assert families["between models (paired)"].startswith("scenario:")
+    assert families["between scenarios (Welch)"].startswith("model:")
+    assert (tests["p (Holm)"] >= tests.p).all() and (tests["p (Holm)"] <= 1).all()
     assert set(mcc_drop(first).index) == set(config.models)
     assert read_results(tmp_path / "a").equals(first)
 

@@ -83,10 +83,16 @@ def test_mixed_vs_unique_sentences_read_only_that_pair():
             "a": ["mixed", "mixed", "RF", "mixed"],
             "b": ["unique", "near-duplicate", "LSTM", "unique"],
             "p": [0.01, 0.5, 0.2, 1.0],
+            "p (Holm)": [0.03, 1.0, 0.4, 1.0],
             "folds": [5, 5, 5, 5],
         }
     )
-    assert dup.mixed_vs_unique(tests) == ["RF: mixed vs unique, p = 0.01 over 5 folds."]
+    assert dup.mixed_vs_unique(tests) == [
+        "RF: mixed vs unique, Welch's t-test over 5 folds each, p = 0.01 (Holm-adjusted 0.03): "
+        "a difference beyond chance at 0.05."
+    ]
+    tests.loc[0, "p (Holm)"] = 0.06  # the same test, adjusted over more comparisons
+    assert dup.mixed_vs_unique(tests)[0].endswith("no evidence of a difference at 0.05.")
 
 
 def test_the_calibration_shift_summary_reads_families_not_names():

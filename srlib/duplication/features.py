@@ -15,9 +15,29 @@ import numpy as np
 
 from srlib.duplication.secretdata import SecretRecord
 
-NUMERIC = ("length", "entropy", "upper", "lower", "digit", "symbol", "has_word")
+NUMERIC = ("length", "entropy", "upper", "lower", "digit", "symbol", "has_word", "known_prefix")
 """The numeric features of a candidate, each computed from its value, none revealing it."""
 _WORD = re.compile(r"[a-z]{4,}", re.IGNORECASE)
+KNOWN_PREFIXES = (
+    "AKIA",  # AWS access key id
+    "ASIA",  # AWS temporary key id
+    "ghp_",  # GitHub tokens
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "glpat-",  # GitLab
+    "xoxb-",  # Slack
+    "xoxp-",
+    "sk_live_",  # Stripe
+    "AIza",  # Google API key
+    "ya29.",  # Google OAuth access token
+    "eyJ",  # a JWT's base64 header
+    "-----BEGIN",  # PEM private keys
+    "SG.",  # SendGrid
+)
+"""Providers' public key prefixes. Matched on at most their first four characters: datasets
+that obfuscate values (CredData) keep only those."""
 
 
 def entropy(value: str) -> float:
@@ -29,9 +49,15 @@ def entropy(value: str) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
+def known_prefix(value: str) -> bool:
+    """Whether the value starts like a provider's key (``KNOWN_PREFIXES``)."""
+    return any(value.startswith(p[:4]) for p in KNOWN_PREFIXES)
+
+
 def numeric(value: str) -> list[float]:
     """``NUMERIC`` for one candidate value: length, entropy, shares of upper-case, lower-case,
-    digit and other characters, and whether it holds a run of four letters."""
+    digit and other characters, whether it holds a run of four letters, and whether it
+    starts like a provider's key."""
     n = max(len(value), 1)
     return [
         float(len(value)),
@@ -41,7 +67,20 @@ def numeric(value: str) -> list[float]:
         sum(c.isdigit() for c in value) / n,
         sum(not c.isalnum() for c in value) / n,
         float(bool(_WORD.search(value))),
+        float(known_prefix(value)),
     ]
+
+
+def shape_rule(numeric_rows: np.ndarray) -> np.ndarray:
+    """A detector with no training, on the candidate's shape alone: a provider's prefix, or
+    at least 16 characters of at least three character classes with an entropy of at least
+    3.5 bits per character. The thresholds are fixed here, not fitted: every trained model
+    must beat it (and where it does well, the task is separable without context)."""
+    x = np.asarray(numeric_rows, dtype=float).reshape(-1, len(NUMERIC))
+    col = {name: x[:, i] for i, name in enumerate(NUMERIC)}
+    classes = sum((col[c] > 0).astype(int) for c in ("upper", "lower", "digit", "symbol"))
+    random_looking = (col["length"] >= 16) & (classes >= 3) & (col["entropy"] >= 3.5)
+    return (col["known_prefix"] > 0) | random_looking
 
 
 def shape(value: str) -> str:

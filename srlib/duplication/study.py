@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from srlib.duplication.classifiers import LSTMDetector, RandomForestDE
 from srlib.duplication.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
-from srlib.duplication.features import Dataset, dataset
+from srlib.duplication.features import Dataset, dataset, shape_rule
 from srlib.duplication.partition import partition
 from srlib.duplication.scenarios import SCENARIOS, fold_indices, make_folds
 from srlib.duplication.secretdata import SecretRecord
@@ -33,12 +33,14 @@ from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest
 
 MODELS = (
     "flag everything",
+    "shape rule",
     "Random Forest",
     "LSTM",
     "Encoder + MLP (frozen)",
     "Encoder (fine-tuned)",
 )
-"""The detector families, after the trivial reference that flags every candidate."""
+"""The detector families, after the two references every model must beat: flag every
+candidate, and a fixed rule on the candidate's shape that learns nothing."""
 METRICS = ("precision", "recall", "f1", "mcc")
 
 
@@ -154,6 +156,8 @@ def make_detector(name: str, config: StudyConfig, cache_dir: Path, params: dict 
     seed = config.seed
     if name == "flag everything":
         return FlagEverything()
+    if name == "shape rule":
+        return ShapeRule()
     if name == "Random Forest":
         return RandomForestDE(
             config.rf_maxiter,
@@ -191,6 +195,20 @@ class FlagEverything:
     def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
         """True for every row."""
         return np.ones(len(rows), dtype=bool)
+
+
+class ShapeRule:
+    """The no-training reference on the candidate's shape (``features.shape_rule``)."""
+
+    name = "shape rule"
+
+    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> ShapeRule:
+        """Nothing to learn: the rule is fixed."""
+        return self
+
+    def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
+        """The rule's flags for ``rows``."""
+        return shape_rule(data.numeric[rows])
 
 
 def study_artifact(data: Dataset, folds: pd.DataFrame, config: StudyConfig) -> Artifact:
@@ -294,30 +312,57 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(order, level=0)[list(METRICS)]
 
 
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (controls the family-wise error
+    rate without assuming the tests independent)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order]).clip(max=1.0)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
 def t_tests(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
-    """Paired t-tests across folds (scipy ``ttest_rel``): between models within a scenario,
-    and between scenarios within a model; mean difference and p-value."""
+    """Tests across folds, each of the design it fits: between models within a scenario the
+    test folds are the same samples, so paired (``ttest_rel``); between scenarios within a
+    model they are different samples, so Welch's t-test for independent samples
+    (``ttest_ind``, unequal variances). Mean difference, p-value, and the p-value adjusted
+    by Holm within each family (all between-model tests; all between-scenario tests)."""
     m = results[results.metric == metric]
     rows = []
-    for within, across in (("scenario", "model"), ("model", "scenario")):
+    for within, across, family, paired in (
+        ("scenario", "model", "between models (paired)", True),
+        ("model", "scenario", "between scenarios (Welch)", False),
+    ):
         for name, g in m.groupby(within, sort=False):
             table = g.pivot_table(index="fold", columns=across, values="value")
             for a, b in combinations(table.columns, 2):
-                pair = table[[a, b]].dropna()
-                if len(pair) < 2:
+                if paired:
+                    pair = table[[a, b]].dropna()
+                    x, y = pair[a], pair[b]
+                else:
+                    x, y = table[a].dropna(), table[b].dropna()
+                if min(len(x), len(y)) < 2:
                     continue
-                test = stats.ttest_rel(pair[a], pair[b])
+                test = stats.ttest_rel(x, y) if paired else stats.ttest_ind(x, y, equal_var=False)
                 rows.append(
                     {
+                        "family": family,
                         "within": f"{within}: {name}",
                         "a": a,
                         "b": b,
-                        f"mean {metric} a − b": float((pair[a] - pair[b]).mean()),
+                        f"mean {metric} a − b": float(x.mean() - y.mean()),
                         "p": float(test.pvalue),
-                        "folds": len(pair),
+                        "folds": int(min(len(x), len(y))),
                     }
                 )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["p (Holm)"] = out.groupby("family").p.transform(lambda p: holm(p.fillna(1.0)))
+    return out
 
 
 def mcc_drop(results: pd.DataFrame, start: str = "mixed", end: str = "unique") -> pd.DataFrame:
