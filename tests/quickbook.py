@@ -16,8 +16,11 @@ orders those tests last."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -77,9 +80,10 @@ class QuickBook:
         return text[-6000:]
 
     def stop(self) -> None:
-        """End the process (and its kernels) if it still runs."""
+        """End the process and everything it started (its kernels) if it still runs."""
         if self.process.poll() is None:
-            self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
 
@@ -89,7 +93,9 @@ def start(folder: Path) -> QuickBook:
     copy_sources(folder / "alone", folders=("notebooks",))
     log = (folder / "log.txt").open("w")
     cmd = [sys.executable, __file__, str(folder)]
-    process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    process = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True
+    )
     return QuickBook(folder, process)
 
 
