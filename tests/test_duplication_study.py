@@ -1,6 +1,8 @@
 """The duplication-impact study: leak-free unique folds, folds shared by every model, masked
 inputs that never hold a secret, resumable runs, and the command line."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -226,3 +228,32 @@ def test_scanner_findings_are_taken_in_a_fixed_order(monkeypatch):
         runs.append([(r.start, r.end) for r in corpus._scan([("x.py", line)])])
     corpus._line_findings.cache_clear()  # no stand-in findings left for later tests
     assert runs[0] == runs[1] and len(runs[0]) == 2
+
+
+def _write_results(folder, model, scenario, fold, test, predicted):
+    (folder / "results").mkdir(parents=True, exist_ok=True)
+    record = {"model": model, "scenario": scenario, "fold": fold, "test": [int(i) for i in test]}
+    record["predicted"] = [int(p) for p in predicted]
+    (folder / "results" / f"{model}--{scenario}--{fold}.json").write_text(json.dumps(record))
+
+
+def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path):
+    from srlib.duplication.drops import fold_predictions, mcc_drop_intervals
+
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2 == 0
+    mixed, unique = np.arange(400), np.arange(200, 400)
+    for fold, part in enumerate(np.array_split(mixed, 2)):  # perfect on mixed
+        _write_results(tmp_path, "drops", "mixed", fold, part, y[part])
+        _write_results(tmp_path, "steady", "mixed", fold, part, y[part])
+    for fold, part in enumerate(np.array_split(unique, 2)):
+        noisy = np.where(rng.random(len(part)) < 0.6, y[part], ~y[part])  # near chance
+        _write_results(tmp_path, "drops", "unique", fold, part, noisy)
+        _write_results(tmp_path, "steady", "unique", fold, part, y[part])
+    table = mcc_drop_intervals(fold_predictions(tmp_path), y, n_boot=300)
+    drops, steady = table.loc["drops"], table.loc["steady"]
+    assert drops.mixed == 1.0 and drops["drop low"] > 0.5 and drops["relative low"] > 0.5
+    assert steady["drop"] == 0 and steady["drop low"] == steady["drop high"] == 0
+    (tmp_path / "results" / "old.json").write_text(json.dumps({"model": "x"}))
+    with pytest.raises(ValueError, match="no predictions"):
+        fold_predictions(tmp_path)

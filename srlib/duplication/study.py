@@ -278,6 +278,7 @@ def run_study(
         predicted = detector.predict(data, idx["test"])
         record = {"model": model, "scenario": scenario, "fold": int(fold)}
         record |= fold_metrics(data.labels[idx["test"]], predicted)
+        record |= {"test": idx["test"].tolist(), "predicted": predicted.astype(int).tolist()}
         write_json(file, record)
     return read_results(out, config)
 
