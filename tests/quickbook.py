@@ -1,18 +1,19 @@
 """The quick book, built in a process of its own while the rest of the suite runs.
 
 ``start(folder)`` copies the book's sources into ``folder / "book"`` and starts this file as a
-subprocess; ``QuickBook.result()`` waits for it. The subprocess first builds the ``quick``
-testbed into ``folder / "testbed"`` (``QuickBook.testbed()`` waits for that: the suite's
-testbed tests use it from then on, the subprocess never touches it again) and copies it into
-the book's cache; then it executes every chapter with its quick parameters, ``--jobs 2`` (the
-testbed and detection chapters beside others), builds the HTML with its checks, and
-re-executes the detection chapter alone with one job in ``folder / "alone"`` (training its
-testbed afresh), for the test that the tables do not depend on jobs or neighbours. It writes
+subprocess (at a lower priority than the suite); ``QuickBook.result()`` waits for it. The
+subprocess first builds the ``quick`` testbed into ``folder / "testbed"``
+(``QuickBook.testbed()`` waits for that: the suite's testbed tests use it from then on, the
+subprocess never touches it again) and copies it into the book's cache; then it executes
+every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
+suite's), builds the HTML with its checks, and re-executes the detection chapter with
+``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training its testbed
+afresh), for the test that the tables do not depend on jobs or neighbours. It writes
 ``result.json`` (or the traceback) when done; its output goes to ``log.txt``.
 
 Running it beside the suite's other tests uses the machine's second core, which the suite
-alone leaves idle; ``conftest.py`` starts it only when a collected test needs the book and
-orders those tests last."""
+alone leaves mostly idle; ``conftest.py`` starts it only when a collected test needs the book
+and orders those tests last."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("_config.yml", "_toc.yml", "runs.yml", "references.bib")
-ALONE = ["04-detection"]  # re-executed alone, one job
+ALONE = ["04-detection", "00-benchmarks"]  # re-executed side by side, two jobs
 
 
 def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book")) -> None:
@@ -94,7 +95,12 @@ def start(folder: Path) -> QuickBook:
     log = (folder / "log.txt").open("w")
     cmd = [sys.executable, __file__, str(folder)]
     process = subprocess.Popen(
-        cmd, stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True
+        cmd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=folder,
+        start_new_session=True,
+        preexec_fn=lambda: os.nice(5),  # the suite's own tests first, the book on what is left
     )
     return QuickBook(folder, process)
 
@@ -112,12 +118,12 @@ def main(folder: Path) -> None:
         build(profile("quick"), folder / "testbed", progress=False)
         (folder / "testbed-ready").touch()
         shutil.copytree(folder / "testbed", folder / "book" / ".srlib-cache" / "testbed")
-        outputs = book.execute(folder / "book", quick=True, force=True, jobs=2)
+        outputs = book.execute(folder / "book", quick=True, force=True, jobs=1)
         result["outputs"] = [str(p) for p in outputs]
         result["index"] = str(book.build(folder / "book"))
         result["book_seconds"] = round(time.perf_counter() - start_time, 1)
-        alone = book.execute(folder / "alone", quick=True, force=True, jobs=1, only=ALONE)
-        result["alone"] = [str(p) for p in alone]
+        alone = book.execute(folder / "alone", quick=True, force=True, jobs=2, only=ALONE)
+        result["alone"] = [str(p) for p in alone if p.stem == "04-detection"]
     except BaseException:
         result["error"] = traceback.format_exc()
     (folder / "result.json").write_text(json.dumps(result, indent=1))

@@ -241,3 +241,23 @@ def test_new_names_never_collide(seed):
     v, m = renamed(s, seed=seed)
     new = list(m.values())
     assert len(new) == len(set(new)) and not set(new) & {"idx", "ind", "i", "value", "val", "f"}
+
+
+def test_a_sample_is_analysed_once_and_each_caller_gets_its_own_copy(monkeypatch):
+    from srlib.transforms import rename
+
+    s = sample(
+        "def f(values):\n    total = sum(values)\n    return total\n", "assert f([1]) == 1\n"
+    )
+    calls = []
+    real = rename._analyze
+    monkeypatch.setattr(rename, "_analyze", lambda x: calls.append(x) or real(x))
+    rename._ANALYSES.clear()
+    first = analyze(s)
+    first.symbols.clear()  # a caller changing what it got
+    first.taken.add("mine")
+    second = analyze(s)
+    assert len(calls) == 1 and {sym.name for sym in second.symbols} == {"f", "values", "total"}
+    assert "mine" not in second.taken
+    analyze(dataclasses.replace(s, solution=s.solution.replace("total", "acc")))
+    assert len(calls) == 2  # other code: analysed afresh

@@ -362,7 +362,9 @@ def t_tests(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    out["p (Holm)"] = out.groupby("family").p.transform(lambda p: holm(p.fillna(1.0)))
+    out["p (Holm)"] = np.nan  # a test with no p-value (constant folds) is not in the family
+    for _, g in out[out.p.notna()].groupby("family"):
+        out.loc[g.index, "p (Holm)"] = holm(g.p)
     return out
 
 

@@ -12,9 +12,12 @@ prompts), and parameters whose name is passed by keyword anywhere in the sample.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import json
 import random
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -62,8 +65,25 @@ class Analysis:
         return [s for s in self.symbols if s.kind == kind]
 
 
+_ANALYSES: OrderedDict[str, Analysis] = OrderedDict()  # the last analyses, by sample content
+_KEEP_ANALYSES = 4096
+
+
 def analyze(sample: Sample) -> Analysis:
-    """Find every function and variable of ``sample`` that can be renamed safely."""
+    """Find every function and variable of ``sample`` that can be renamed safely. The same
+    sample is analysed once per process (libcst's scope analysis is the costly part of
+    making variants, and chapters and tests make variants of the same samples again); each
+    call gets its own copy, so a caller may change what it receives."""
+    key = json.dumps(dataclasses.asdict(sample), sort_keys=True, default=str)
+    if key not in _ANALYSES:
+        _ANALYSES[key] = _analyze(sample)
+        if len(_ANALYSES) > _KEEP_ANALYSES:
+            _ANALYSES.popitem(last=False)
+    _ANALYSES.move_to_end(key)
+    return copy.deepcopy(_ANALYSES[key])
+
+
+def _analyze(sample: Sample) -> Analysis:
     module = Module.of(sample)
     taken = set(re.findall(r"[A-Za-z_]\w*", module.text + sample.prompt)) | RESERVED
     try:
