@@ -94,13 +94,15 @@ def start(folder: Path) -> QuickBook:
     copy_sources(folder / "alone", folders=("notebooks",))
     log = (folder / "log.txt").open("w")
     cmd = [sys.executable, __file__, str(folder)]
+    one_thread = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     process = subprocess.Popen(
         cmd,
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=folder,
+        env={**os.environ, **one_thread},  # one core's worth: the other is the suite's
         start_new_session=True,
-        preexec_fn=lambda: os.nice(5),  # the suite's own tests first, the book on what is left
+        preexec_fn=lambda: os.nice(19),  # the suite's own tests first, the book on what is left
     )
     return QuickBook(folder, process)
 
