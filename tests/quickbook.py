@@ -6,9 +6,9 @@ subprocess first builds the ``quick`` testbed into ``folder / "testbed"``
 (``QuickBook.testbed()`` waits for that: the suite's testbed tests use it from then on, the
 subprocess never touches it again) and copies it into the book's cache; then it executes
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
-suite's), builds the HTML with its checks, and re-executes the detection chapter with
-``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training its testbed
-afresh), for the test that the tables do not depend on jobs or neighbours. It writes
+suite's), builds the HTML with its checks, and re-executes the testbed and detection
+chapters with ``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
+their testbed afresh), for the test that the tables do not depend on jobs or neighbours. It writes
 ``result.json`` (or the traceback) when done; its output goes to ``log.txt``.
 
 Running it beside the suite's other tests uses the machine's second core, which the suite
@@ -31,7 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("_config.yml", "_toc.yml", "runs.yml", "references.bib")
-ALONE = ["04-detection", "00-benchmarks"]  # re-executed side by side, two jobs
+ALONE = ["03-testbed", "04-detection", "00-benchmarks"]  # re-executed, two jobs
+COMPARED = ("03-testbed", "04-detection")  # whose tables the determinism test compares
 
 
 def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book")) -> None:
@@ -125,7 +126,7 @@ def main(folder: Path) -> None:
         result["index"] = str(book.build(folder / "book"))
         result["book_seconds"] = round(time.perf_counter() - start_time, 1)
         alone = book.execute(folder / "alone", quick=True, force=True, jobs=2, only=ALONE)
-        result["alone"] = [str(p) for p in alone if p.stem == "04-detection"]
+        result["alone"] = [str(p) for p in alone if p.stem in COMPARED]
     except BaseException:
         result["error"] = traceback.format_exc()
     (folder / "result.json").write_text(json.dumps(result, indent=1))
