@@ -252,7 +252,10 @@ class Store:
     def put(self, artifact: Artifact) -> Iterator[Path]:
         """A temporary folder to write the artifact into; it becomes the artifact's folder,
         manifest included, only when the block succeeds."""
-        keep = lambda: self.get(artifact) is not None  # noqa: E731 (a concurrent equal one)
+
+        def keep() -> bool:  # another process finished the same artifact meanwhile
+            return self.get(artifact) is not None
+
         with atomic_path(self.path(artifact), folder=True, keep=keep) as tmp:
             yield tmp
             write_json(tmp / MANIFEST, artifact.manifest())
