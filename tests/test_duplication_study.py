@@ -256,6 +256,10 @@ def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path)
     drops, steady = table.loc["drops"], table.loc["steady"]
     assert drops.mixed == 1.0 and drops["drop low"] > 0.5 and drops["relative low"] > 0.5
     assert steady["drop"] == 0 and steady["drop low"] == steady["drop high"] == 0
+    _write_results(tmp_path, "never", "mixed", 0, mixed, np.ones(400, bool))  # MCC 0
+    _write_results(tmp_path, "never", "unique", 0, unique, np.ones(200, bool))
+    never = mcc_drop_intervals(fold_predictions(tmp_path), y, n_boot=50).loc["never"]
+    assert never["drop"] == 0 and never[["relative drop", "relative low"]].isna().all()
     (tmp_path / "results" / "old.json").write_text(json.dumps({"model": "x"}))
     with pytest.raises(ValueError, match="no predictions"):
         fold_predictions(tmp_path)

@@ -93,6 +93,8 @@ def test_mixed_vs_unique_sentences_read_only_that_pair():
     ]
     tests.loc[0, "p (Holm)"] = 0.06  # the same test, adjusted over more comparisons
     assert dup.mixed_vs_unique(tests)[0].endswith("no evidence of a difference at 0.05.")
+    tests.loc[0, ["p", "p (Holm)"]] = float("nan")  # constant folds: no test at all
+    assert dup.mixed_vs_unique(tests)[0].startswith("RF: mixed vs unique, no test:")
 
 
 def test_the_calibration_shift_summary_reads_families_not_names():

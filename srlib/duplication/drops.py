@@ -60,7 +60,8 @@ def mcc_drop_intervals(
 ) -> pd.DataFrame:
     """Per model: MCC in ``start`` and ``end`` (pooled over folds), the drop start − end and
     the relative drop, each with its percentile interval from resampling each scenario's
-    samples on its own."""
+    samples on its own. The relative drop is left empty where the start MCC is not above 0,
+    and its interval where a resample's is not (a share of nothing is no number)."""
     y_all = np.asarray(labels, dtype=bool)
     q = [(1 - level) / 2, (1 + level) / 2]
     rows = []
@@ -75,12 +76,12 @@ def mcc_drop_intervals(
             idx = rng.integers(0, len(y), (n_boot, len(y)))
             point[s], boots[s] = float(_mcc(y, f)), _mcc(y[idx], f[idx])
         drop, boot_drop = point[start] - point[end], boots[start] - boots[end]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rel = drop / point[start] if point[start] else float("nan")
-            boot_rel = np.where(boots[start] != 0, boot_drop / boots[start], np.nan)
         lo, hi = np.quantile(boot_drop, q)
-        finite = np.isfinite(boot_rel).any()
-        rel_lo, rel_hi = np.nanquantile(boot_rel, q) if finite else (np.nan, np.nan)
+        rel = rel_lo = rel_hi = float("nan")  # a share of nothing: only above an MCC of 0
+        if point[start] > 0:
+            rel = drop / point[start]
+        if (boots[start] > 0).all():
+            rel_lo, rel_hi = np.quantile(boot_drop / boots[start], q)
         rows.append(
             {
                 "model": model,

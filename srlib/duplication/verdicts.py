@@ -60,6 +60,12 @@ def mixed_vs_unique(tests: pd.DataFrame, alpha: float = 0.05) -> list[str]:
         name = r.within.split(": ", 1)[1]
         if name in REFERENCES:
             continue
+        if pd.isna(r.p):
+            out.append(
+                f"{name}: mixed vs unique, no test: its MCC is the same on every fold of "
+                "both scenarios (no variance to test against)."
+            )
+            continue
         verdict = (
             "a difference beyond chance" if r["p (Holm)"] < alpha else "no evidence of a difference"
         )
