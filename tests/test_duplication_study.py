@@ -57,7 +57,24 @@ def test_unique_folds_never_hold_a_duplicate_of_a_test_context(prepared):
         assert set(p.parts.part[idx["test"]]) == {"unique"}
     leaks = leakage_table(p.folds, p.contexts, p.languages, "exhaustive")
     assert leaks.loc["mixed", "exact duplicate in train"] > 0.3  # the raw split leaks
-    assert leaks.loc["unique"].iloc[1:].sum() == 0
+    rule = ["exact duplicate in train", "near duplicate in train"]
+    assert leaks.loc["unique", rule].sum() == 0  # leak-free under the rule that built it
+    chars = leaks["character 8-grams ≥ 0.9 in train"]
+    assert chars["mixed"] >= leaks.loc["mixed", "exact duplicate in train"] > chars["unique"]
+
+
+def test_the_character_ngram_check_sees_small_edits_the_token_rule_is_not_asked_about():
+    from srlib.duplication.scenarios import char_duplicated_in_train
+
+    rng = np.random.default_rng(0)
+    blob = "".join(rng.choice(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"), 400))  # one token
+    texts = [f"key = '{blob}'", f"key = '{blob[:-3]}xyz'", "something else entirely " * 10]
+    texts.append("def handler(request):\n    return client.get(url)\n" * 4)
+    contexts = [Context(t, "") for t in texts]
+    test, train = np.array([1, 2]), np.array([0, 3])
+    for method in ("lsh", "exhaustive"):
+        leaked = char_duplicated_in_train(contexts, test, train, method=method)
+        assert leaked.tolist() == [True, False]
 
 
 def test_unique_samples_near_an_exact_group_do_not_test():
