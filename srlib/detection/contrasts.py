@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
+from srlib.detection.metrics import confusion_metrics
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import difference
 
@@ -142,14 +143,7 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
 
 def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:
     """MCC or F1 of flags ``f`` against labels ``y`` (0 where undefined)."""
-    tp = float(np.sum(f & y))
-    fp = float(np.sum(f & ~y))
-    fn = float(np.sum(~f & y))
-    tn = float(y.size - tp - fp - fn)
-    if name == "f1":
-        return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    return (tp * tn - fp * fn) / den if den else 0.0
+    return float(confusion_metrics(y, np.asarray(f, dtype=bool))[name])
 
 
 def _flags(part: _Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:

@@ -240,7 +240,7 @@ def _paired_null(values: list, null: list) -> dict:
 # reference, and a test checks that both give the same numbers.
 
 
-def _confusion(y: np.ndarray, f: np.ndarray) -> dict[str, np.ndarray]:
+def confusion_metrics(y: np.ndarray, f: np.ndarray) -> dict[str, np.ndarray]:
     """Precision, recall, F1, MCC and FPR along the last axis (0 where undefined, as
     scikit-learn's ``zero_division=0``)."""
     tp = (y & f).sum(-1).astype(float)
@@ -301,9 +301,9 @@ def metric_table(
         keep = decided(flags)
         y = y_all[keep]
         f = np.asarray([bool(v) for v, k in zip(flags, keep, strict=True) if k], dtype=bool)
-        point = _confusion(y, f)
+        point = confusion_metrics(y, f)
         idx = _resamples(y, n_boot, seed)
-        boots = _confusion(y[idx], f[idx]) if len(idx) else {}
+        boots = confusion_metrics(y[idx], f[idx]) if len(idx) else {}
         for name, value in point.items():
             low, high = np.quantile(boots[name], q) if len(idx) else (np.nan, np.nan)
             rows.append(_metric_row(name, value, low, high, y, keep))

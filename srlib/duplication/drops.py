@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from srlib.detection.metrics import confusion_metrics
+
 
 def fold_predictions(out_dir: str | Path) -> pd.DataFrame:
     """Every test prediction a study run wrote: model, scenario, fold, sample, predicted."""
@@ -36,17 +38,6 @@ def fold_predictions(out_dir: str | Path) -> pd.DataFrame:
         )
     columns = ["model", "scenario", "fold", "sample", "predicted"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-
-
-def _mcc(y: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """MCC along the last axis (0 where undefined)."""
-    tp = (f & y).sum(-1).astype(float)
-    fp = (f & ~y).sum(-1).astype(float)
-    fn = (~f & y).sum(-1).astype(float)
-    tn = y.shape[-1] - tp - fp - fn
-    den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1), 0.0)
 
 
 def mcc_drop_intervals(
@@ -74,7 +65,8 @@ def mcc_drop_intervals(
         for s, p in parts.items():
             y, f = y_all[p["sample"].to_numpy()], p.predicted.to_numpy(bool)
             idx = rng.integers(0, len(y), (n_boot, len(y)))
-            point[s], boots[s] = float(_mcc(y, f)), _mcc(y[idx], f[idx])
+            point[s] = float(confusion_metrics(y, f)["mcc"])
+            boots[s] = confusion_metrics(y[idx], f[idx])["mcc"]
         drop, boot_drop = point[start] - point[end], boots[start] - boots[end]
         lo, hi = np.quantile(boot_drop, q)
         rel = rel_lo = rel_hi = float("nan")  # a share of nothing: only above an MCC of 0
