@@ -102,28 +102,33 @@ def _live_sandbox_processes():
 
 
 def test_the_launcher_refuses_a_spec_that_breaks_the_contract(tmp_path):
-    import json
     import subprocess
     import sys
 
+    from srlib.execution.launcher import encode_spec, read_spec
     from srlib.execution.sandbox import LAUNCHER, launch_spec
 
     program = tmp_path / "p.py"
     program.write_text("open('ran', 'w').write('yes')\n")
     spec = launch_spec(program, "n0nce", 1, None, False, Limits())
+    assert read_spec(encode_spec(spec)) == spec  # the round trip, types included
+    args = encode_spec(spec)
     for bad, named in (
-        ({k: v for k, v in spec.items() if k != "memory_bytes"}, "memory_bytes"),
-        ({**spec, "cpu_seconds": "10"}, "cpu_seconds"),
-        ({**spec, "extra": 1}, "extra"),
+        ([a for a in args if not a.startswith("memory_bytes=")], "memory_bytes"),
+        ([*args[:-1], "stack_bytes=10e6"], "stack_bytes"),
+        ([*args[:-1], "stack_bytes=٣"], "stack_bytes"),  # a digit, but not an ASCII one
+        ([*args, "extra=1"], "extra"),
+        ([*args, args[0]], "program"),  # a key given twice
+        ([a.replace("isolate_network=false", "isolate_network=0") for a in args], "isolate"),
     ):
         done = subprocess.run(
-            [sys.executable, "-I", str(LAUNCHER), json.dumps(bad)],
+            [sys.executable, "-I", str(LAUNCHER), *bad],
             cwd=tmp_path,
             capture_output=True,
             text=True,
             timeout=30,
         )
-        assert done.returncode != 0 and named in done.stderr
+        assert done.returncode != 0 and named in done.stderr, (bad, done.stderr)
         assert not (tmp_path / "ran").exists()
     with pytest.raises(ValueError, match="memory_bytes"):
         launch_spec(program, "n0nce", 1, None, False, Limits(memory_mb=0))

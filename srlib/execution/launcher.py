@@ -1,16 +1,16 @@
 """Sandbox launcher: confine this interpreter, then run one untrusted program in it.
 
-Run by ``srlib.execution.sandbox`` as ``python -I launcher.py SPEC``, SPEC one JSON object with
-exactly the keys of ``SPEC`` below (``uid`` -1: keep the caller's; limits in seconds and
-bytes); a spec that does not match is refused before anything runs. It imports nothing from
-srlib, nor anything slow (startup is most of a short run's cost), and reports on a private
-pipe:
+Run by ``srlib.execution.sandbox`` as ``python -I launcher.py KEY=VALUE ...``, one argument
+for each key of ``SPEC`` below, exactly (``uid`` -1: keep the caller's; limits in seconds and
+bytes; booleans ``true``/``false``); a spec that does not match is refused before anything
+runs. It imports nothing from srlib, nor anything slow (startup is most of a short run's cost:
+parsing the spec as JSON imported ``re`` and ``enum``, 40% of a trivial program's launch), and
+reports on a private pipe:
 ``NONCE start net=N uid=N`` before the program runs and ``NONCE done`` only after it finished
 without an exception, so an early ``sys.exit(0)`` or ``os._exit(0)`` never counts as passed.
 """
 
 import ctypes
-import json
 import os
 import resource
 import sys
@@ -63,21 +63,37 @@ def _drop_privileges(libc, uid: int) -> bool:
     return True
 
 
+def encode_spec(spec: dict) -> list:
+    """The launcher's arguments for ``spec``: one ``KEY=VALUE`` each (what ``read_spec`` reads)."""
+    text = lambda v: ("true" if v else "false") if type(v) is bool else str(v)  # noqa: E731
+    return [f"{key}={text(value)}" for key, value in spec.items()]
+
+
+def _value(key: str, text: str, kind: type):
+    """``text`` as ``kind``; SystemExit naming ``key`` when it is not one."""
+    if kind is bool and text in ("true", "false"):
+        return text == "true"
+    if kind is int and text.removeprefix("-").isdigit() and text.isascii():
+        return int(text)
+    if kind is str:
+        return text
+    raise SystemExit(f"srlib launcher: spec {key!r} must be {kind.__name__}: {text!r}")
+
+
 def read_spec(argv: list) -> dict:
-    """The one JSON argument, with exactly ``SPEC``'s keys and types; SystemExit otherwise."""
-    if len(argv) != 1:
-        raise SystemExit(f"srlib launcher: expected one JSON spec argument, got {len(argv)}")
-    try:
-        spec = json.loads(argv[0])
-    except ValueError as e:
-        raise SystemExit(f"srlib launcher: spec is not JSON ({e})") from None
-    if not isinstance(spec, dict) or set(spec) != set(SPEC):
-        keys = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
-        raise SystemExit(f"srlib launcher: spec keys {keys} are not {sorted(SPEC)}")
-    for key, kind in SPEC.items():
-        value = spec[key]
-        if type(value) is not kind:
-            raise SystemExit(f"srlib launcher: spec {key!r} must be {kind.__name__}: {value!r}")
+    """One ``KEY=VALUE`` argument per key of ``SPEC``, values of its types; SystemExit
+    naming what is wrong otherwise (a missing, extra, repeated or mistyped key)."""
+    spec: dict = {}
+    for arg in argv:
+        key, sep, text = arg.partition("=")
+        if not sep or key not in SPEC or key in spec:
+            raise SystemExit(
+                f"srlib launcher: argument {arg[:80]!r} is not one KEY=VALUE of {sorted(SPEC)}"
+            )
+        spec[key] = _value(key, text, SPEC[key])
+    missing = sorted(set(SPEC) - set(spec))
+    if missing:
+        raise SystemExit(f"srlib launcher: spec keys {missing} are missing")
     return spec
 
 

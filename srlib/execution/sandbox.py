@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import json
 import math
 import os
 import re
@@ -191,7 +190,7 @@ def _classify(
 def launch_spec(
     program: Path, nonce: str, report_fd: int, uid: int | None, isolate: bool, lim: Limits
 ) -> dict[str, object]:
-    """The JSON spec ``launcher.py`` runs one program by, checked here by the launcher's own
+    """The spec ``launcher.py`` runs one program by, checked here by the launcher's own
     ``read_spec`` before it is sent (and again by the launcher when it starts)."""
     spec = {
         "program": str(program),
@@ -209,7 +208,7 @@ def launch_spec(
     if bad:
         raise ValueError(f"invalid sandbox limits {bad}: {spec}")
     try:
-        _launcher.read_spec([json.dumps(spec)])
+        _launcher.read_spec(_launcher.encode_spec(spec))
     except SystemExit as e:
         raise ValueError(str(e)) from None
     return spec
@@ -256,7 +255,7 @@ def run_program(
         start = time.perf_counter()
         with out_path.open("wb") as out, err_path.open("wb") as err:
             proc = subprocess.Popen(
-                [python, *flags, str(LAUNCHER), json.dumps(spec)],
+                [python, *flags, str(LAUNCHER), *_launcher.encode_spec(spec)],
                 cwd=work,
                 env=_env(work, hash_seed),
                 stdin=subprocess.DEVNULL,
