@@ -180,6 +180,32 @@ def detector_intervals(metrics: pd.DataFrame, metric: str = "mcc") -> plt.Figure
     return fig
 
 
+def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
+    """Each contrast's difference with its paired interval (a ``contrast_table``), one
+    marker per part (seed) and the pooled one in black, beside the line of no difference."""
+    t = table if role is None else table[table.role == role]
+    names = list(dict.fromkeys(t.contrast))
+    parts = list(dict.fromkeys(t.part))
+    colours = dict(zip(parts, sns.color_palette("muted", len(parts)), strict=True))
+    colours["pooled"] = "black"
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) + 1.3))
+    step = 0.7 / max(len(parts), 1)
+    for k, part in enumerate(parts):
+        p = t[t.part == part].set_index("contrast").reindex(names)
+        y = [i + (k - (len(parts) - 1) / 2) * step for i in range(len(names))]
+        err = [(p.difference - p.low).to_numpy(), (p.high - p.difference).to_numpy()]
+        marker = "D" if part == "pooled" else "o"
+        ax.errorbar(p.difference, y, xerr=err, fmt=marker, color=colours[part], label=part, ms=4)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.axvline(0, color="gray", lw=0.8)
+    metric = "/".join(sorted({m.upper() for m in t.metric}))
+    ax.set(xlabel=f"difference in {metric} (first rule − second), 95% paired interval")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    return fig
+
+
 def metric_by(frame: pd.DataFrame, x: str, metric: str = "mcc", title: str = "") -> plt.Figure:
     """One metric of each detector against ``x`` (epoch, code-to-text ratio, n), with
     intervals where the frame has them."""

@@ -18,10 +18,13 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests that read the quick book run last: it builds in a process of its own (started
-    with the session, see ``quickbook.py``) while the other tests run."""
-    book = [item for item in items if "quick_book" in getattr(item, "fixturenames", ())]
-    items[:] = [item for item in items if item not in book] + book
+    """Tests that read the quick book run last, and before them those that read a
+    whole-benchmark check: both are computed in a process of their own (started with the
+    session, see ``quickbook.py``) while the other tests run."""
+    names = lambda item: getattr(item, "fixturenames", ())  # noqa: E731
+    book = [item for item in items if "quick_book" in names(item)]
+    jobs = [item for item in items if "background_job" in names(item) and item not in book]
+    items[:] = [item for item in items if item not in book and item not in jobs] + jobs + book
     config.stash[NEEDS_BOOK] = bool(book)
 
 
@@ -52,6 +55,20 @@ def quick_book(background_book):
     result = background_book.result()
     outputs = [Path(p) for p in result["outputs"]]
     return background_book.root, outputs, Path(result["index"]), [Path(p) for p in result["alone"]]
+
+
+@pytest.fixture(scope="session")
+def background_job(background_book):
+    """``get(name)``: the result of the whole-benchmark check ``wholebench.<name>``, from the
+    quick book's process when it runs, else computed here."""
+    import wholebench
+
+    def get(name: str):
+        if background_book is None:
+            return getattr(wholebench, name)()
+        return background_book.job(name)
+
+    return get
 
 
 def program_sample(solution: str, tests: str, entry_point: str = "f", **fields) -> Sample:

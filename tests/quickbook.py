@@ -4,7 +4,9 @@
 subprocess (at a lower priority than the suite); ``QuickBook.result()`` waits for it. The
 subprocess first builds the ``quick`` testbed into ``folder / "testbed"``
 (``QuickBook.testbed()`` waits for that: the suite's testbed tests use it from then on, the
-subprocess never touches it again) and copies it into the book's cache; then it executes
+subprocess never touches it again) and copies it into the book's cache; it computes the
+whole-benchmark checks of ``wholebench.JOBS`` into ``folder / "jobs"`` (``QuickBook.job(name)``
+waits for one; the tests that read them run just before the book's); then it executes
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
 suite's), builds the HTML with its checks, and re-executes the testbed and detection
 chapters with ``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
@@ -77,6 +79,18 @@ class QuickBook:
             time.sleep(0.5)
         return self.folder / "testbed"
 
+    def job(self, name: str, timeout: float = 600) -> object:
+        """Wait for the whole-benchmark check ``name``; its result (a traceback: an error)."""
+        file, deadline = self.folder / "jobs" / f"{name}.json", time.monotonic() + timeout
+        while not file.is_file():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the check {name!r} did not finish:\n{self.log()}")
+            time.sleep(0.5)
+        result = json.loads(file.read_text())
+        if "error" in result:
+            raise RuntimeError(f"the check {name!r} failed:\n{result['error']}")
+        return result["value"]
+
     def log(self) -> str:
         text = (self.folder / "log.txt").read_text(errors="replace")
         return text[-6000:]
@@ -108,9 +122,24 @@ def start(folder: Path) -> QuickBook:
     return QuickBook(folder, process)
 
 
+def run_jobs(folder: Path) -> None:
+    """Each whole-benchmark check of ``wholebench.JOBS`` into ``folder / NAME.json``
+    (``{"value": ...}`` or ``{"error": traceback}``), written whole or not at all."""
+    import wholebench
+
+    folder.mkdir()
+    for name in wholebench.JOBS:
+        try:
+            result = {"value": getattr(wholebench, name)()}
+        except Exception:
+            result = {"error": traceback.format_exc()}
+        (folder / f"{name}.tmp").write_text(json.dumps(result))
+        (folder / f"{name}.tmp").rename(folder / f"{name}.json")
+
+
 def main(folder: Path) -> None:
-    """Build the quick testbed, execute and build the quick book, then the detection chapter
-    alone; write the result."""
+    """Build the quick testbed, compute the whole-benchmark checks, execute and build the quick
+    book, then the testbed and detection chapters again; write the result."""
     from srlib.book import runner as book
     from srlib.testbed.build import build
     from srlib.testbed.config import profile
@@ -120,6 +149,7 @@ def main(folder: Path) -> None:
         start_time = time.perf_counter()
         build(profile("quick"), folder / "testbed", progress=False)
         (folder / "testbed-ready").touch()
+        run_jobs(folder / "jobs")
         shutil.copytree(folder / "testbed", folder / "book" / ".srlib-cache" / "testbed")
         outputs = book.execute(folder / "book", quick=True, force=True, jobs=1)
         result["outputs"] = [str(p) for p in outputs]

@@ -36,9 +36,11 @@ def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
 
 def test_headline_is_what_the_tagged_cells_printed(tmp_path):
     (tmp_path / "book").mkdir()
-    a = executed(tmp_path / "04-detection.ipynb", {}, "SR beats the baseline by 0.1 MCC.\n")
+    printed = "Of 2 contrasts, 1 better.\nSR gray − Min-K% = +0.10 MCC [+0.01, +0.2]: better.\n"
+    a = executed(tmp_path / "04-detection.ipynb", {}, printed + "n_gram *acc*\n")
     b = executed(tmp_path / "05-other.ipynb", {}, "not this", tags=())
     text = write_headline(tmp_path, [a, b]).read_text()
-    assert "SR beats the baseline by 0.1 MCC." in text and "not this" not in text
-    assert "{doc}`_executed/04-detection`" in text
+    assert text.startswith("Of 2 contrasts, 1 better. (from {doc}`_executed/04-detection`)\n")
+    assert "\n- SR gray − Min-K% = +0.10 MCC \\[+0.01, +0.2\\]: better.\n" in text
+    assert "- n\\_gram \\*acc\\*" in text and "not this" not in text and "```" not in text
     assert "computes it" in write_headline(tmp_path, [b]).read_text()

@@ -10,9 +10,10 @@ from srlib.detection.decide import contrasted
 from srlib.detection.metrics import evaluate, metric_table
 from srlib.duplication.overlap import contaminated_documents
 from srlib.store import digest
-from srlib.testbed.build import build, split_samples
+from srlib.testbed.build import build, replicate, replicates, split_samples
 from srlib.testbed.config import profile
 from srlib.testbed.corpus import Corpus, Mixture
+from srlib.testbed.report import claim_parts
 
 
 def test_documents_overlapping_a_sample_are_found_with_their_reason():
@@ -306,3 +307,32 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     answer = planted(summary)
     assert list(answer.planted) == [True, False, False]
     assert list(answer.found) == [True, False, False]
+
+
+def test_a_replicate_splits_and_trains_anew_on_the_same_base(quick_testbed_cache, tmp_path):
+    import shutil
+
+    tb, cache = quick_testbed_cache
+    copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
+    shutil.copytree(cache, copy, symlinks=True)
+    tb = build(tb.config.replace(replicates=(0, 1)), copy, progress=False, core_only=True)
+    assert replicate(tb, tb.config.seed) is tb
+    reps = replicates(tb)
+    assert list(reps) == [0, 1]
+    other = reps[1]
+    assert other.base == tb.base and other.variants is tb.variants
+    assert not other.split.leaked.equals(tb.split.leaked)  # another split, same shares
+    per_benchmark = lambda s: s.groupby("benchmark").leaked.sum()  # noqa: E731
+    assert per_benchmark(other.split).equals(per_benchmark(tb.split))
+    assert list(other.runs) == [tb.main, "null"]
+    assert set(other.runs[tb.main].exposures.id) == set(other.split.id[other.split.leaked])
+    assert other.runs[tb.main].checkpoints[-1] != tb.runs[tb.main].checkpoints[-1]
+    assert other.runs["null"].checkpoints[-1] != tb.runs["null"].checkpoints[-1]  # its order
+    assert replicate(tb, 1).runs[tb.main].checkpoints == other.runs[tb.main].checkpoints
+    parts = claim_parts(reps)
+    assert list(parts) == ["seed 0", "seed 1"]
+    long, calibration = parts["seed 1"]
+    labels = long.drop_duplicates("id").set_index("id").leaked
+    assert labels.equals(other.split.set_index("id").leaked.loc[labels.index])
+    assert {"SR gray", "SR black", "PPL", "NGO"} <= set(long.detector)
+    assert not calibration.leaked.any()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srlib.detection.verdicts import above_chance, difference, rate_holds
+from srlib.detection.verdicts import above_chance, claim_headline, difference, rate_holds
 from srlib.duplication import verdicts as dup
 from srlib.testbed import verdicts as tbv
 
@@ -156,34 +156,59 @@ def test_the_zoo_verdicts_count_found_and_false_cells_and_read_the_other_benchma
     )
 
 
-def test_the_detection_headline_judges_the_blind_baseline_by_its_interval():
-    claim = pd.DataFrame(
-        {
-            "calibrated on": ["all", "another benchmark"],
-            "best SR": ["SR gray", "SR gray"],
-            "SR MCC": [0.3, 0.2],
-            "SR MCC low": [0.2, 0.1],
-            "SR MCC high": [0.4, 0.3],
-            "best calibrated SR": ["SR gray", "SR gray"],
-            "calibrated SR MCC": [0.25, 0.2],
-            "best calibrated baseline": ["PPL", "PPL"],
-            "baseline MCC (calibrated)": [0.3, 0.1],
-            "baseline MCC (oracle)": [0.35, 0.3],
-            "SR − calibrated": [0.0, 0.1],
-            "SR − oracle": [-0.05, -0.1],
-        },
-        index=pd.Index(["all", "humaneval"], name="group"),
-    )
+def test_the_detection_context_judges_the_blind_baseline_by_its_interval():
     auc = pd.DataFrame(
         {
-            "detector": ["SR gray", "SR gray vs base", "Blind (text only)"],
-            "family": ["self-referential", "needs a reference model", "trivial reference"],
-            "value": [0.7, 0.9, 0.52],
-            "low": [0.6, 0.8, 0.45],
-            "high": [0.8, 1.0, 0.6],
+            "detector": ["SR gray", "Blind (text only)"],
+            "value": [0.7, 0.52],
+            "low": [0.6, 0.45],
+            "high": [0.8, 0.6],
         }
     )
-    text = " ".join(tbv.detection_headline(claim, auc, pd.Series({"SR gray": 0.1})))
-    assert "no evidence that it separates them better than chance" in text
-    assert "does not rank higher" in text and "humaneval (thresholds calibrated on another" in text
-    assert "best AUC is 0.70 (SR gray)" in text  # the reference-needing rule is not counted
+    flags, blind = tbv.detection_context(auc, pd.Series({"SR gray": 0.1}))
+    assert flags == "Plain SR gray flags 10% of the held-out half."
+    assert "no evidence that it separates them better than chance" in blind
+    assert "shift" not in blind
+    auc.loc[1, ["value", "low", "high"]] = [0.7, 0.6, 0.8]
+    (blind,) = tbv.detection_context(auc, pd.Series(dtype=float))
+    assert "better than chance" in blind and "may then be that shift" in blind
+
+
+def _claims(rows: list[tuple[str, str, float, float, float]]) -> pd.DataFrame:
+    """A contrast table (as ``contrast_table`` makes it) from (contrast, part, d, low, high)."""
+    return pd.DataFrame(
+        [
+            {"contrast": c, "role": "primary", "part": p, "a": c.split(" − ")[0],
+             "b": c.split(" − ")[1], "metric": "mcc", "difference": d, "low": lo, "high": hi}
+            for c, p, d, lo, hi in rows
+        ]
+    )  # fmt: skip
+
+
+def test_the_claim_headline_counts_pooled_verdicts_and_the_seeds_that_agree():
+    rows = [
+        ("SR gray − PPL", "seed 0", 0.2, 0.1, 0.3),
+        ("SR gray − PPL", "seed 1", 0.1, -0.05, 0.25),
+        ("SR gray − PPL", "pooled", 0.15, 0.05, 0.25),  # better; 1 of 2 seeds agree
+        ("SR gray − Zlib", "seed 0", -0.2, -0.3, -0.1),
+        ("SR gray − Zlib", "seed 1", -0.1, -0.2, -0.01),
+        ("SR gray − Zlib", "pooled", -0.15, -0.25, -0.05),  # worse in both
+        ("SR black − NGO", "seed 0", 0.0, -0.1, 0.1),
+        ("SR black − NGO", "seed 1", 0.05, -0.1, 0.2),
+        ("SR black − NGO", "pooled", 0.02, -0.05, 0.1),  # no evidence in both
+    ]
+    lead, ppl, zlib, ngo = claim_headline(_claims(rows))
+    assert lead.startswith("Of 3 primary contrasts (pooled over 2 seeds")
+    assert "better in 1, worse in 1, and there is no evidence of a difference in 1" in lead
+    assert ppl.endswith("SR gray is better. Same verdict in 1 of 2 seeds.")
+    assert zlib.endswith("SR gray is worse. Same verdict in 2 of 2 seeds.")
+    assert ngo.endswith("no evidence of a difference. Same verdict in 2 of 2 seeds.")
+
+
+def test_the_claim_headline_on_one_seed_reads_that_seed():
+    lead, only = claim_headline(_claims([("SR gray − PPL", "seed 3", 0.1, -0.1, 0.3)]))
+    assert "on seed 3" in lead and "no evidence of a difference in 1" in lead
+    assert only.endswith("no evidence of a difference.") and "seeds" not in only
+    assert claim_headline(_claims([]).reindex(columns=["role"])) == [
+        "No primary contrast was computed."
+    ]

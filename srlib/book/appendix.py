@@ -135,9 +135,18 @@ def write_appendix(root: Path, executed: list[Path], cache: Path) -> Path:
     return path
 
 
+def _markdown(text: str) -> str:
+    """A printed sentence as literal Markdown text (its ``*``, ``_``, backticks and brackets
+    are not markup)."""
+    for char in "\\`*_[]<>":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
 def write_headline(root: Path, executed: list[Path]) -> Path:
     """Write ``book/headline.md``: what the cells tagged ``headline`` printed, chapter by
-    chapter, or a line saying which chapter provides it when none has run."""
+    chapter, as prose (the first line a paragraph, each further one a bullet), or a line saying
+    which chapter provides it when none has run."""
     parts = []
     for path in executed:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -149,9 +158,11 @@ def write_headline(root: Path, executed: list[Path]) -> Path:
                 for o in cell.get("outputs", [])
                 if o.get("output_type") == "stream" and o.get("name") == "stdout"
             )
-            if text.strip():
-                parts += [f"From {{doc}}`_executed/{path.stem}`:", "", "```text", text.strip()]
-                parts += ["```", ""]
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            if lines:
+                lead, rest = lines[0], lines[1:]
+                parts += [f"{_markdown(lead)} (from {{doc}}`_executed/{path.stem}`)", ""]
+                parts += [f"- {_markdown(line)}" for line in rest] + [""]
     if not parts:
         parts = ["The detection chapter computes it when the book is built."]
     path = root / "book" / "headline.md"

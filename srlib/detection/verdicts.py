@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 
 def difference(
     a: str, b: str, value: float, low: float, high: float, metric: str = "MCC", digits: int = 2
@@ -15,11 +17,8 @@ def difference(
         return f"{a} − {b}: no interval could be computed for the {metric} difference."
     interval = f"[{low:+.{digits}f}, {high:+.{digits}f}]"
     text = f"{a} − {b} = {value:+.{digits}f} {metric} (95% interval {interval})"
-    if low > 0:
-        return f"{text}: {a} is better."
-    if high < 0:
-        return f"{text}: {a} is worse."
-    return f"{text}: no evidence of a difference."
+    said = {"better": f"{a} is better", "worse": f"{a} is worse"}
+    return f"{text}: {said.get(direction(low, high), 'no evidence of a difference')}."
 
 
 def above_chance(name: str, value: float, low: float, high: float, chance: float = 0.5) -> str:
@@ -38,3 +37,38 @@ def rate_holds(name: str, rate: float, low: float, high: float, nominal: float) 
     if low > nominal:
         return f"{text}, above the nominal {nominal:g}: the level does not hold."
     return f"{text}: consistent with the nominal {nominal:g}."
+
+
+def direction(low: float, high: float) -> str:
+    """What an interval of a difference says: "better", "worse" or "no evidence"."""
+    if low > 0:
+        return "better"
+    if high < 0:
+        return "worse"
+    return "no evidence"
+
+
+def claim_headline(table: pd.DataFrame, role: str = "primary") -> list[str]:
+    """The claim in sentences, from a ``contrasts.contrast_table``: a count of the ``role``
+    contrasts by verdict, then each one's pooled difference (the only part when there is one)
+    with its interval and in how many parts (seeds) the same verdict holds."""
+    rows = table[table.role == role]
+    if rows.empty:
+        return [f"No {role} contrast was computed."]
+    seeds = [p for p in dict.fromkeys(rows.part) if p != "pooled"]
+    summary = rows[rows.part == "pooled"] if "pooled" in set(rows.part) else rows
+    verdicts = [direction(lo, hi) for lo, hi in zip(summary.low, summary.high, strict=True)]
+    where = f"pooled over {len(seeds)} seeds" if len(seeds) > 1 else f"on {seeds[0]}"
+    b, w = verdicts.count("better"), verdicts.count("worse")
+    out = [
+        f"Of {len(summary)} {role} contrasts ({where}, paired 95% intervals), the first rule of"
+        f" the pair is better in {b}, worse in {w}, and there is no evidence of a difference"
+        f" in {len(verdicts) - b - w}."
+    ]
+    for row, verdict in zip(summary.itertuples(), verdicts, strict=True):
+        same = rows[(rows.contrast == row.contrast) & (rows.part != "pooled")]
+        held = sum(direction(lo, hi) == verdict for lo, hi in zip(same.low, same.high, strict=True))
+        text = difference(row.a, row.b, row.difference, row.low, row.high, row.metric.upper())
+        agree = f" Same verdict in {held} of {len(same)} seeds." if len(seeds) > 1 else ""
+        out.append(text + agree)
+    return out

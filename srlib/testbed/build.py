@@ -128,6 +128,28 @@ def shared(
     return build(profile(profile_name, **changes), cache_dir, progress, core_only)
 
 
+def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
+    """The main leaked run and its null control again under ``seed``: their own leaked /
+    held-out split and continued-pre-training order (documents and leaked copies shuffled
+    anew), on the same base model, general text, variants and calibration samples. ``seed``
+    equal to the testbed's own returns the testbed; the runs go through the store."""
+    if seed == tb.config.seed:
+        return tb
+    config = tb.config.replace(seed=seed)
+    split = split_samples(tb.samples, config.leaked_share, seed)
+    rep = dataclasses.replace(tb, config=config, split=split, runs={}, memo={})
+    general = cpt_mixture(tb.config, tb.corpus, tb.config.code_to_text).texts
+    settings = leak_settings(config)
+    for name, texts in ((rep.main, rep.leaked_texts()), (NULL, {})):
+        rep.runs[name] = rep.train_run(name, general, texts, settings, None, progress)
+    return rep
+
+
+def replicates(tb: Testbed, progress: bool = False) -> dict[int, Testbed]:
+    """Seed → the testbed replicated under it, for each of the config's ``replicates``."""
+    return {seed: replicate(tb, seed, progress) for seed in tb.config.replicates}
+
+
 def cpt_mixture(config: TestbedConfig, corpus: Corpus, ratio: float) -> Mixture:
     """The fresh general text of continued pre-training at ``ratio``: the documents after
     the base model's."""

@@ -28,6 +28,9 @@ class TestbedConfig:
     n_max: int = 10  # variants made and scored per sample (the n-sensitivity study's largest n)
     kinds: tuple[str, ...] = ("function", "variable", "test")  # transformations per variant
     seed: int = 0  # split, variants, corpus order, initialisation, training order
+    replicates: tuple[int, ...] = (0, 1, 2)  # seeds of the main run and its null control as
+    # replicated for the claim (each: its own leaked/held-out split and continued-pre-training
+    # order and initialisation; one base model, variants and corpus, as in an audit of one model)
     # --- corpus (general text: local code and local natural-language text) ---
     base_chars: int = 4_000_000  # characters of general text the base model is trained on
     cpt_chars: int = 300_000  # characters of fresh general text in continued pre-training
@@ -101,6 +104,7 @@ PROFILES: dict[str, TestbedConfig] = {
         zoo_exposures=(4,),
         max_new_tokens=16,
         n_boot=50,
+        replicates=(0,),  # the suite trains a second replicate where it tests them
     ),
     "gpu": TestbedConfig(
         base_model="Qwen/Qwen2.5-Coder-0.5B",  # any causal LM folder or cached HF id

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from srlib.detection.compare import deployable, evaluate_detectors, long_table
+from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.detection.metrics import metric_table
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, cached_variants
@@ -192,59 +193,30 @@ def split_table(tb: Testbed) -> pd.DataFrame:
     return out
 
 
-def headline(metrics: pd.DataFrame, tb: Testbed, view: str = "unfiltered") -> pd.DataFrame:
-    """The study's claim tested on the main run's last checkpoint, per benchmark: the best
-    deployable self-referential rule's MCC against the best threshold baseline's at a
-    calibrated threshold (calibrated on the clean split: another benchmark for HumanEval, the
-    same for MBPP) and at the oracle threshold; the best self-referential margin at the same
-    calibrated threshold; and the best AUC of each family. Families and deployability are
-    the registry's: rules that need the pre-leak model or another reference never count."""
-    m = metrics[
-        (metrics.run == tb.main) & (metrics.epoch == tb.config.epochs) & (metrics.view == view)
-    ]
-    calibration_benchmarks = {spec.split(":")[0] for spec in tb.config.calibration}
-    nan = float("nan")
-    rows = []
-    for group, g in m.groupby("group", sort=False):
-        mcc, auc = g[g.metric == "mcc"], g[g.metric == "roc_auc"]
+def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """Per replicate seed (``build.replicates``): its main run's last checkpoint as the long
+    detector table and the calibration long table, all samples (the unfiltered view) — what
+    ``contrasts.contrast_table`` reads."""
+    parts = {}
+    for seed, rep in reps.items():
+        run = rep.runs[rep.main]
+        stage = ex.Stage(rep.main, len(run.checkpoints), run.checkpoints[-1])
+        parts[f"seed {seed}"] = (stage_detectors(rep, stage), stage_calibration(rep, stage))
+    return parts
 
-        def best(frame, family, threshold=None):
-            f = frame[frame.family == family]
-            f = f if threshold is None else f[f.threshold == threshold]
-            return f.loc[f.value.idxmax()] if len(f) and f.value.notna().any() else None
 
-        sr, sr_cal = (
-            best(mcc, "self-referential", "none"),
-            best(mcc, "self-referential", "calibrated"),
-        )
-        cal, oracle = (
-            best(mcc, "threshold baseline", "calibrated"),
-            best(mcc, "threshold baseline", "oracle"),
-        )
-        sr_auc, base_auc = best(auc, "self-referential"), best(auc, "threshold baseline")
-        value = lambda r: r.value if r is not None else nan  # noqa: E731
-        rows.append(
-            {
-                "group": group,
-                "calibrated on": "all"
-                if group == "all"
-                else ("same benchmark" if group in calibration_benchmarks else "another benchmark"),
-                "best SR": sr.detector if sr is not None else "–",
-                "SR MCC": value(sr),
-                "SR MCC low": sr.low if sr is not None else nan,
-                "SR MCC high": sr.high if sr is not None else nan,
-                "best calibrated SR": sr_cal.detector if sr_cal is not None else "–",
-                "calibrated SR MCC": value(sr_cal),
-                "best calibrated baseline": cal.detector if cal is not None else "–",
-                "baseline MCC (calibrated)": value(cal),
-                "baseline MCC (oracle)": value(oracle),
-                "SR − calibrated": value(sr) - value(cal),
-                "SR − oracle": value(sr) - value(oracle),
-                "best SR AUC": value(sr_auc),
-                "best baseline AUC": value(base_auc),
-            }
-        )
-    return pd.DataFrame(rows).set_index("group")
+def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
+    """The pre-registered contrasts (``contrasts.preregistered``, fixed before any score is
+    read) on every replicate and pooled: each difference with its paired bootstrap interval
+    (samples and calibration set resampled together, thresholds re-set inside) and verdict."""
+    config = next(iter(reps.values())).config
+    return contrast_table(
+        claim_parts(reps),
+        preregistered() if contrasts is None else contrasts,
+        fpr=config.fpr,
+        n_boot=config.n_boot,
+        seed=config.seed,
+    )
 
 
 def paper_table(metrics: pd.DataFrame, run: str, view: str, group: str = "all") -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """The testbed chapters' verdict sentences, each from the table it judges (the notebooks
-only print them): the detection headline, the calibration-shift summary, the pooled tests'
-power and false-positive rate, and the audit zoo's answer. Which detectors count is the
-registry's; where an interval exists the sentence follows it (``detection.verdicts``)."""
+only print them): what stands beside the detection claim, the calibration-shift summary, the
+pooled tests' power and false-positive rate, and the audit zoo's answer. Which detectors
+count is the registry's; where an interval exists the sentence follows it
+(``detection.verdicts``)."""
 
 from __future__ import annotations
 
@@ -16,37 +17,13 @@ def _best(values: pd.Series) -> tuple[str, float]:
     return (str(values.idxmax()), float(values.max())) if len(values) else ("–", float("nan"))
 
 
-def detection_headline(claim: pd.DataFrame, auc: pd.DataFrame, fpr: pd.Series) -> list[str]:
-    """The detection chapter's claim in sentences: ``claim`` is ``report.headline``'s table,
-    ``auc`` the pooled ROC-AUC rows (detector, family, value, low, high) of the checkpoint,
-    ``fpr`` each detector's false-positive rate on its held-out half there."""
-    a = claim.loc["all"]
-    out = [
-        f"Pooled over all benchmarks at the last checkpoint, the best deployable "
-        f"self-referential rule ({a['best SR']}) reaches MCC {a['SR MCC']:.2f} "
-        f"[{a['SR MCC low']:.2f}, {a['SR MCC high']:.2f}]; the best threshold baseline reaches "
-        f"{a['baseline MCC (calibrated)']:.2f} with a calibrated threshold "
-        f"({a['best calibrated baseline']}) and {a['baseline MCC (oracle)']:.2f} with the oracle "
-        f"one. Each 'best' is chosen on these very samples, so these are optimistic point "
-        f"estimates, not tested differences."
-    ]
-    for name, where in (("another benchmark", "another benchmark"), ("the same", "same benchmark")):
-        for group, r in claim[claim["calibrated on"] == where].iterrows():
-            out.append(
-                f"{group} (thresholds calibrated on {name}): SR − calibrated baseline = "
-                f"{r['SR − calibrated']:+.2f} MCC, SR − oracle baseline = {r['SR − oracle']:+.2f}."
-            )
-    sr_cal, base_cal = a["calibrated SR MCC"], a["baseline MCC (calibrated)"]
-    ranking = (
-        "ranks higher than the best baseline's on point estimates"
-        if sr_cal > base_cal
-        else "does not rank higher than the best baseline's"
-    )
-    out.append(
-        f"At the same calibrated false-positive rate, the best self-referential margin "
-        f"({a['best calibrated SR']}) reaches MCC {sr_cal:.2f} against the best baseline's "
-        f"{base_cal:.2f}: as a score it {ranking}."
-    )
+def detection_context(auc: pd.DataFrame, fpr: pd.Series) -> list[str]:
+    """What stands beside the claim (``detection.verdicts.claim_headline``): how often plain SR
+    gray flags the held-out half (``fpr``: each detector's false-positive rate there) and
+    whether the blind text-only classifier separates leaked from held-out samples (``auc``:
+    the pooled ROC-AUC rows, detector, value, low, high), which would mean part of every
+    detector's score may be a shift between the halves rather than memorisation."""
+    out = []
     if "SR gray" in fpr:
         out.append(f"Plain SR gray flags {fpr['SR gray']:.0%} of the held-out half.")
     auc = auc.drop_duplicates("detector").set_index("detector")
@@ -56,12 +33,6 @@ def detection_headline(claim: pd.DataFrame, auc: pd.DataFrame, fpr: pd.Series) -
         out.append(
             above_chance("The blind text-only classifier", blind.value, blind.low, blind.high)
             + shift
-        )
-    sr = auc[auc.family == "self-referential"].value.dropna().sort_values(ascending=False)
-    if len(sr):
-        out.append(
-            f"Among deployable self-referential rules the best AUC is {sr.iloc[0]:.2f} "
-            f"({sr.index[0]}), the worst {sr.iloc[-1]:.2f} ({sr.index[-1]})."
         )
     return out
 

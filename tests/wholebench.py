@@ -1,0 +1,58 @@
+"""Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP rename
+variant checked byte for byte. Each returns a small JSON-able result that its test asserts
+on. With the quick book building beside the suite (``quickbook.py``), that process computes
+them on its own core while the suite's other tests run, and the tests read its answers; run
+alone, a test computes its check itself (``conftest.background_job``)."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+JOBS = ("mbpp_canonical_failures", "mbpp_rename_problems")
+
+
+def mbpp_canonical_failures() -> list[int]:
+    """The MBPP task ids whose reference solution fails its own tests in the sandbox."""
+    from srlib.benchmarks import load_benchmark
+    from srlib.benchmarks.check import check_samples
+
+    checks = check_samples(load_benchmark("mbpp"), progress=False)
+    return sorted(int(i.removeprefix("mbpp/")) for i in checks.id[~checks.passed])
+
+
+def defined_functions(code: str) -> set[str]:
+    """Names of the module-level functions ``code`` defines."""
+    with warnings.catch_warnings():  # MBPP code has invalid escapes: not this check's business
+        warnings.simplefilter("ignore", SyntaxWarning)
+        tree = ast.parse(code)
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def rename_problems(benchmark: str) -> dict:
+    """Every sample of ``benchmark`` with n = 3 function and variable rename variants: how
+    many were checked, the samples, and each variant whose bytes changed beyond its renames
+    or whose record lost its entry point (id → problems)."""
+    from srlib.benchmarks import load_benchmark
+    from srlib.transforms import make_variants_many
+    from srlib.transforms.surface import rename_problems as problems_of
+
+    samples = load_benchmark(benchmark)
+    sets = make_variants_many(
+        samples, 3, kinds=("function", "variable"), validate=False, progress=False
+    )
+    checked, bad = 0, {}
+    for sample, variants in zip(samples, sets, strict=True):
+        for v in variants:
+            found = [str(p) for p in problems_of(sample, v, v.renames)]
+            if v.entry_point not in defined_functions(v.code):
+                found.append(f"entry point {v.entry_point!r} is not defined")
+            if found:
+                bad[v.id] = found
+            checked += 1
+    return {"samples": len(samples), "checked": checked, "problems": bad}
+
+
+def mbpp_rename_problems() -> dict:
+    """``rename_problems`` of MBPP (974 samples)."""
+    return rename_problems("mbpp")
