@@ -164,3 +164,34 @@ def test_a_server_without_prompt_logprobs_cannot_run_gray_box(tmp_path, capsys, 
         str(tmp_path / "g"),
     ]
     _one_line(capsys, argv, "gray-box needs prompt log-probs")
+
+
+def test_the_zoo_is_read_per_half_and_the_halves_are_compared(tmp_path):
+    from srlib.audit.run import Audit, AuditSpec
+    from srlib.audit.zoo import halves, memorisation
+
+    ids = [f"HumanEval/{i}" for i in range(40)]
+    split = pd.DataFrame({"id": ids, "leaked": [i < 20 for i in range(40)]})
+    planted = [i < 20 or i % 4 == 0 for i in range(40)]  # all the leaked half, some others
+    null = [i % 4 == 0 for i in range(40)]
+    rows = [
+        {"model": m, "set": "benchmark", "benchmark": "humaneval", "id": i, "n_variants": 5,
+         "sr_gray": f}
+        for m, flags in (("humaneval ×4", planted), ("null control", null))
+        for i, f in zip(ids, flags, strict=True)
+    ]  # fmt: skip
+    spec = AuditSpec((("humaneval ×4", "x"),), ("humaneval",), reference="y",
+                     reference_label="null control")  # fmt: skip
+    result = Audit(spec, tmp_path, pd.DataFrame(rows), pd.DataFrame())
+    s = halves(result, split).set_index(["model", "benchmark"])
+    leaked, held = (
+        s.loc[("humaneval ×4", "humaneval · leaked half")],
+        s.loc[("humaneval ×4", "humaneval · held-out half")],
+    )
+    assert leaked.rate == 1.0 and leaked.null_rate == 0.25 and leaked.excess_low > 0
+    assert held.rate == held.null_rate == 0.25 and held.excess == 0  # the same flags
+    assert leaked.null_test == "McNemar (paired)"
+    (row,) = memorisation(result, split).to_dict("records")
+    assert row["leaked half"] == 1.0 and row["held-out half"] == 0.25 and row["low"] > 0
+    assert row["verdict"].startswith("humaneval ×4: leaked − held-out half = +75% of samples")
+    assert row["verdict"].endswith("memorisation beyond the benchmark's style.")

@@ -283,8 +283,11 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     k = tb.config.zoo_exposures[0]
     assert list(models) == ["clean base", "null control", f"humaneval ×{k}", f"mbpp ×{k}"]
     run = _load(models[f"humaneval ×{k}"].parent)
-    humaneval = {s.id for s in tb.samples if s.benchmark == "humaneval"}
+    leaked = set(tb.split.id[tb.split.leaked])
+    humaneval = {s.id for s in tb.samples if s.benchmark == "humaneval"} & leaked  # one half
     assert set(run.exposures.id) == humaneval and (run.exposures.exposures == k).all()
+    null = _load(models["null control"].parent)  # the planted models' training, no benchmark
+    assert null.exposures.empty and len(null.checkpoints) == len(run.checkpoints) == 1
     assert zoo(tb, progress=False) == models  # cached: nothing retrained
     given = testbed_variants(tb, ["mbpp:test", "humaneval"])
     mbpp = [s for s in tb.samples if s.benchmark == "mbpp"]
@@ -293,20 +296,33 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     ]
     summary = pd.DataFrame(
         {
-            "model": ["humaneval ×2", "humaneval ×2", "null control"],
-            "benchmark": ["humaneval", "mbpp:test", "humaneval"],
+            "model": ["humaneval ×2"] * 4 + ["clean base"],
+            "benchmark": [
+                "humaneval",
+                "humaneval · leaked half",
+                "humaneval · held-out half",
+                "mbpp:test · leaked half",
+                "humaneval · leaked half",
+            ],
             "decision": "gray",
-            "rate": [0.9, 0.4, 0.4],
+            "rate": [0.9, 0.9, 0.5, 0.4, 0.4],
             "null_rate": 0.4,
-            "excess": [0.5, 0.0, 0.0],
-            "excess_low": [0.3, -0.1, -0.1],
-            "excess_high": [0.7, 0.1, 0.1],
-            "p_vs_null": [1e-6, 0.5, 0.5],
+            "excess": [0.5, 0.5, 0.1, 0.0, 0.0],
+            "excess_low": [0.3, 0.3, -0.1, -0.1, -0.1],
+            "excess_high": [0.7, 0.7, 0.3, 0.1, 0.1],
+            "p_vs_null": [1e-6, 1e-6, 0.2, 0.5, 0.5],
         }
     )
     answer = planted(summary)
-    assert list(answer.planted) == [True, False, False]
-    assert list(answer.found) == [True, False, False]
+    assert list(answer["where"]) == [
+        "planted benchmark",
+        "leaked half",
+        "held-out half",
+        "other benchmark",  # mbpp's leaked half is another model's leak
+        "nothing planted",
+    ]
+    assert list(answer.planted) == [True, True, False, False, False]
+    assert list(answer.found) == [True, True, False, False, False]
 
 
 def test_a_replicate_splits_and_trains_anew_on_the_same_base(quick_testbed_cache, tmp_path):
@@ -336,3 +352,33 @@ def test_a_replicate_splits_and_trains_anew_on_the_same_base(quick_testbed_cache
     assert labels.equals(other.split.set_index("id").leaked.loc[labels.index])
     assert {"SR gray", "SR black", "PPL", "NGO"} <= set(long.detector)
     assert not calibration.leaked.any()
+
+
+def test_thresholds_from_a_benchmark_the_model_never_saw(quick_testbed_cache):
+    from srlib.testbed.cleancal import clean_fpr, clean_shift, clean_shift_parts
+    from srlib.testbed.zoo import zoo
+
+    tb, _ = quick_testbed_cache
+    models = zoo(tb, progress=False)
+    k = tb.config.zoo_exposures[0]
+    parts = clean_shift_parts(tb, models)
+    assert list(parts) == [
+        f"humaneval ×{k}, calibrated on mbpp",
+        f"mbpp ×{k}, calibrated on humaneval",
+    ]
+    long, calibration = parts[f"humaneval ×{k}, calibrated on mbpp"]
+    assert set(long.benchmark) == {"humaneval"} and set(calibration.benchmark) == {"mbpp"}
+    leaked = set(tb.split.id[tb.split.leaked])
+    assert set(long.id[long.leaked]) == {i for i in long.id if i in leaked}  # its half
+    assert not calibration.leaked.any()  # it never saw mbpp
+    shift = clean_shift(tb, models)
+    assert set(shift.part) == set(parts) and set(shift.role) == {"primary"}
+    assert set(shift.contrast) == {"SR gray − PPL", "SR gray − Min-K%", "SR gray − Min-K%++",
+                                   "SR gray − Zlib"}  # fmt: skip
+    fpr = clean_fpr(tb, models)
+    unseen = fpr.groupby("model").benchmark.unique().map(sorted).to_dict()
+    assert unseen["clean base"] == unseen["null control"] == ["humaneval", "mbpp"]
+    assert unseen[f"humaneval ×{k}"] == ["mbpp"]  # only where it saw nothing
+    thresholds = fpr[fpr.threshold != "none"]
+    assert set(thresholds.detector) == {"PPL", "Min-K%", "Min-K%++", "Zlib"}
+    assert ((thresholds.low <= thresholds.rate) & (thresholds.rate <= thresholds.high)).all()

@@ -132,28 +132,31 @@ def test_pooled_power_reports_power_and_whether_alpha_holds():
 def _answer(excess_elsewhere_low: float) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "model": ["humaneval ×1", "humaneval ×1", "null control"],
-            "benchmark": ["humaneval", "mbpp:test", "humaneval"],
-            "planted": [True, False, False],
-            "rate": [0.6, 0.3, 0.2],
-            "null_rate": [0.2, 0.2, 0.2],
-            "excess": [0.4, 0.1, 0.0],
-            "excess_low": [0.3, excess_elsewhere_low, -0.1],
-            "excess_high": [0.5, 0.2, 0.1],
-            "found": [True, excess_elsewhere_low > 0, False],
+            "model": ["humaneval ×1", "humaneval ×1", "humaneval ×1", "null control"],
+            "benchmark": ["humaneval · leaked half", "humaneval · held-out half", "mbpp:test",
+                          "humaneval"],
+            "where": ["leaked half", "held-out half", "other benchmark", "nothing planted"],
+            "planted": [True, False, False, False],
+            "rate": [0.6, 0.3, 0.3, 0.2],
+            "null_rate": [0.2, 0.2, 0.2, 0.2],
+            "excess": [0.4, 0.1, 0.1, 0.0],
+            "excess_low": [0.3, -0.05, excess_elsewhere_low, -0.1],
+            "excess_high": [0.5, 0.2, 0.2, 0.1],
+            "found": [True, False, excess_elsewhere_low > 0, False],
         }
-    )
+    )  # fmt: skip
 
 
-def test_the_zoo_verdicts_count_found_and_false_cells_and_read_the_other_benchmark():
+def test_the_zoo_verdicts_count_found_and_false_cells_and_read_where_nothing_was_planted():
     first, detail = tbv.zoo_found(_answer(0.05))
-    assert "found in 1 of 1" in first and "'found' in 1 of 2 cells" in first
+    assert "found in 1 of 1" in first and "'found' in 1 of 3 cells" in first
     assert "humaneval ×1 on mbpp:test" in first and "excess +40%" in detail
-    assert tbv.zoo_elsewhere(_answer(0.05)).startswith("Every leaked model's excess is largest")
-    assert "1 of 1 leaked models also show an excess" in tbv.zoo_elsewhere(_answer(0.05))
-    assert tbv.zoo_elsewhere(_answer(-0.02)).endswith(
-        "No excess on the other benchmark clears zero."
-    )
+    table = tbv.zoo_excess_table(_answer(0.05))
+    assert list(table.columns) == ["leaked half", "held-out half", "other benchmark"]
+    text = tbv.zoo_elsewhere(_answer(0.05))
+    assert "on the held-out half 0 of 1; on the other benchmark 1 of 1" in text
+    assert "'familiar'" in text
+    assert tbv.zoo_elsewhere(_answer(-0.02)).endswith("on the other benchmark 0 of 1.")
 
 
 def test_the_detection_context_judges_the_blind_baseline_by_its_interval():
@@ -212,3 +215,19 @@ def test_the_claim_headline_on_one_seed_reads_that_seed():
     assert claim_headline(_claims([]).reindex(columns=["role"])) == [
         "No primary contrast was computed."
     ]
+
+
+def test_the_clean_fpr_summary_counts_thresholds_whose_interval_clears_nominal():
+    table = pd.DataFrame(
+        {
+            "model": ["clean base", "clean base", "null control"],
+            "benchmark": ["humaneval", "humaneval", "mbpp:test"],
+            "detector": ["PPL", "SR gray", "Zlib"],
+            "threshold": ["calibrated on the other benchmark", "none", "calibrated on ..."],
+            "low": [0.2, 0.3, 0.01],  # SR gray's level is not the nominal one: not counted
+        }
+    )
+    text = tbv.clean_fpr_summary(table, 0.05)
+    assert text.startswith("Of 2 thresholds set on a benchmark the model never saw, 1 flag")
+    assert text.endswith(": PPL on clean base (humaneval).")
+    assert tbv.clean_fpr_summary(table.iloc[[1]], 0.05).startswith("No threshold")

@@ -101,29 +101,49 @@ def zoo_found(answer: pd.DataFrame) -> list[str]:
 
 
 def zoo_excess_table(answer: pd.DataFrame) -> pd.DataFrame:
-    """Each leaked zoo model's excess where its leak was planted beside elsewhere."""
+    """Each leaked zoo model's excess over the null where its leak was planted (its leaked
+    half), on the held-out half of that benchmark, and on the other benchmark."""
     leaked = answer[answer.model.str.contains("×")]
-    both = leaked.pivot_table(index="model", columns="planted", values="excess")
-    return both.rename(columns={True: "excess where planted", False: "excess elsewhere"})
+    both = leaked.pivot_table(index="model", columns="where", values="excess")
+    order = ["leaked half", "planted benchmark", "held-out half", "other benchmark"]
+    return both[[c for c in order if c in both.columns]]
 
 
 def zoo_elsewhere(answer: pd.DataFrame) -> str:
-    """Whether each leaked model's excess is largest where it was planted, and what an
-    excess on the other benchmark (interval above zero) means."""
-    both = zoo_excess_table(answer)
-    largest = bool((both["excess where planted"] > both["excess elsewhere"]).all())
+    """Where the leaked models show an excess whose interval clears zero besides where their
+    leak was planted (the held-out half of their benchmark, the other benchmark), and what
+    such an excess means."""
     leaked = answer[answer.model.str.contains("×")]
-    elsewhere = leaked[~leaked.planted]
-    above = int((elsewhere.excess_low > 0).sum())
-    text = ("Every" if largest else "Not every") + (
-        " leaked model's excess is largest where its leak was planted. "
-    )
-    if above:
+    parts = []
+    for where in ("held-out half", "other benchmark"):
+        cells = leaked[leaked["where"] == where]
+        if len(cells):
+            above = int((cells.excess_low > 0).sum())
+            parts.append(f"on the {where} {above} of {len(cells)}")
+    if not parts:
+        return "No leaked model was audited outside the samples it saw."
+    text = "Leaked models with an excess above zero where nothing was planted: " + "; ".join(parts)
+    if (leaked[~leaked.planted].excess_low > 0).any():
         return text + (
-            f"On the other benchmark {above} of {len(elsewhere)} leaked models also show an "
-            "excess above zero: what a model learns from one benchmark's originals (their "
-            "naming and phrasing, a style both benchmarks share) makes it prefer another "
-            "benchmark's originals to renamed variants too. An excess says 'familiar', not "
-            "'this benchmark leaked'."
+            ". What a model learns from one benchmark's originals (their naming and phrasing,"
+            " a style the held-out half and the other benchmark share) makes it prefer other"
+            " originals to renamed variants too: an excess says 'familiar', not 'these"
+            " samples leaked'."
         )
-    return text + "No excess on the other benchmark clears zero."
+    return text + "."
+
+
+def clean_fpr_summary(table: pd.DataFrame, nominal: float) -> str:
+    """From ``cleancal.clean_fpr``: how many thresholds set on a benchmark the model never
+    saw flag more than ``nominal`` of another benchmark it never saw either (the rate's
+    interval above it), and which."""
+    cal = table[table.threshold != "none"]
+    if cal.empty:
+        return "No threshold could be set on a clean benchmark."
+    over = cal[cal.low > nominal]
+    where = ": " + ", ".join(over.detector + " on " + over.model + " (" + over.benchmark + ")")
+    return (
+        f"Of {len(cal)} thresholds set on a benchmark the model never saw, {len(over)} flag "
+        f"more than the nominal {nominal:.0%} of another benchmark it never saw either "
+        f"(95% interval above it){where if len(over) else ''}."
+    )

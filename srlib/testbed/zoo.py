@@ -1,8 +1,9 @@
-"""The audit's model zoo, built from a testbed: the clean base model, the null control (the
-same continued pre-training without any benchmark), and per benchmark and exposure count a
-model continued-pre-trained on the same general text plus *every* sample of that benchmark
-only, each seen that many times. Leakage is planted where the names say and nowhere else,
-so an audit of the zoo has a known answer."""
+"""The audit's model zoo, built from a testbed: the clean base model, a null control (the same
+one-epoch continued pre-training as the planted models, without any benchmark text), and per
+benchmark and exposure count a model continued-pre-trained on the same general text plus the
+testbed's *leaked half* of that benchmark only, each sample seen that many times. Leakage is
+planted where the names say and nowhere else, and each planted benchmark keeps a held-out half
+the model never saw: an excess there is the benchmark's style, not memorisation."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from srlib.testbed.build import NULL, cpt_mixture, leak_settings
+from srlib.testbed.build import cpt_mixture, leak_settings
 from srlib.testbed.testbed import Testbed
+
+HALF = " · "  # between a benchmark's name and its half in an audit of the halves
 
 
 def zoo(
@@ -22,11 +25,13 @@ def zoo(
     ×<k>`` for each benchmark of the testbed and each k of ``exposures`` (default the
     config's ``zoo_exposures``); trained once, cached beside the testbed's runs."""
     exposures = exposures or tb.config.zoo_exposures
-    models = {"clean base": tb.base, "null control": tb.runs[NULL].checkpoints[-1]}
     general = cpt_mixture(tb.config, tb.corpus, tb.config.code_to_text).texts
     settings = dataclasses.replace(leak_settings(tb.config), epochs=1)
+    null = tb.train_run("zoo-null", general, {}, settings, None, progress)
+    models = {"clean base": tb.base, "null control": null.checkpoints[-1]}
+    leaked = set(tb.split.id[tb.split.leaked])
     for benchmark in dict.fromkeys(s.benchmark for s in tb.samples):
-        texts = {s.id: s.text for s in tb.samples if s.benchmark == benchmark}
+        texts = {s.id: s.text for s in tb.samples if s.benchmark == benchmark and s.id in leaked}
         for k in exposures:
             copies = dict.fromkeys(texts, k)
             run = tb.train_run(f"zoo-{benchmark}x{k}", general, texts, settings, copies, progress)
@@ -45,14 +50,23 @@ def testbed_variants(tb: Testbed, benchmarks: list[str]) -> dict[str, list]:
 
 
 def planted(summary: pd.DataFrame, decision: str = "gray") -> pd.DataFrame:
-    """An audit summary of the zoo beside its known answer: per model and benchmark whether
-    leakage was planted there, the flag rate, the null's, the excess with its interval, and
-    whether the audit found it (the interval clears zero) — found where planted, not found
-    elsewhere, is the audit working."""
+    """An audit summary of the zoo beside its known answer: per model and benchmark (or half
+    of one, as ``audit.zoo.halves`` names them) where it lies — ``leaked half`` of the planted
+    benchmark (the only cells where leakage was planted), its ``held-out half``, ``other
+    benchmark``, or ``nothing planted`` for the clean models — the flag rate, the null's, the
+    excess with its interval, and whether the audit found it (the interval clears zero)."""
     s = summary[summary.decision == decision].copy()
+    parts = s.benchmark.str.partition(HALF)
+    name, half = parts[0], parts[2]
     leaked_on = s.model.str.extract(r"^(.+) ×\d+$")[0]
-    s["planted"] = leaked_on.notna() & (leaked_on == s.benchmark.str.split(":").str[0])
+    same = leaked_on.notna() & (leaked_on == name.str.split(":").str[0])
+    s["where"] = "nothing planted"
+    s.loc[leaked_on.notna() & ~same, "where"] = "other benchmark"
+    s.loc[same, "where"] = "planted benchmark"
+    s.loc[same & (half == "leaked half"), "where"] = "leaked half"
+    s.loc[same & (half == "held-out half"), "where"] = "held-out half"
+    s["planted"] = s["where"].isin(["leaked half", "planted benchmark"])
     s["found"] = s.excess_low > 0
-    columns = ["model", "benchmark", "planted", "rate", "null_rate", "excess", "excess_low"]
-    columns += ["excess_high", "p_vs_null", "found"]
+    columns = ["model", "benchmark", "where", "planted", "rate", "null_rate", "excess"]
+    columns += ["excess_low", "excess_high", "p_vs_null", "found"]
     return s[columns].reset_index(drop=True)

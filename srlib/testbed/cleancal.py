@@ -1,0 +1,116 @@
+"""Thresholds the leak cannot touch: calibrated on a benchmark of which the model saw nothing.
+
+The detection chapter's cross-benchmark thresholds come from a calibration split or a held-out
+half that shares a prompt template with the leaked samples the model saw. Here every model of
+the audit's zoo is read on one benchmark with every threshold set on the *other* benchmark,
+which that model never saw: for a model planted on benchmark X, calibrate on Y and grade on
+X's leaked and held-out halves (``clean_shift_parts``, read by ``contrasts.contrast_table``);
+for models that saw neither (the clean base, the null control) or only Y, every flag on X is
+a false positive and each threshold should flag about its nominal share (``clean_fpr``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+from srlib.detection import registry
+from srlib.detection.contrasts import contrast_table, preregistered
+from srlib.detection.decide import calibrated_threshold, threshold_decide
+from srlib.detection.verdicts import rate_holds
+from srlib.testbed import experiment as ex
+from srlib.testbed.report import stage_detectors
+from srlib.testbed.testbed import Testbed
+
+
+def planted_on(label: str) -> str | None:
+    """The benchmark a zoo model's leak was planted on (``<benchmark> ×<k>``), else None."""
+    return label.rsplit(" ×", 1)[0] if " ×" in label else None
+
+
+def model_long(tb: Testbed, label: str, path: Path) -> pd.DataFrame:
+    """The long detector table (gray-box) of one zoo model on the testbed's samples, labelled
+    for that model: leaked only where it saw the sample (its planted benchmark's leaked half)."""
+    long = stage_detectors(tb, ex.Stage(label, 1, Path(path)))
+    return long.assign(leaked=long.leaked & long.benchmark.eq(planted_on(label)))
+
+
+def clean_shift_parts(
+    tb: Testbed, models: Mapping[str, Path]
+) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """Per planted model: its planted benchmark's samples (leaked and held-out halves) as the
+    evaluated long table, and the other benchmark's samples — all unseen by it — as the
+    calibration long table: the parts ``contrasts.contrast_table`` reads."""
+    parts = {}
+    for label, path in models.items():
+        target = planted_on(label)
+        if target is None:
+            continue
+        long = model_long(tb, label, path)
+        for other in long.benchmark.unique():
+            if other != target:
+                name = f"{label}, calibrated on {other}"
+                parts[name] = (long[long.benchmark == target], long[long.benchmark == other])
+    return parts
+
+
+def clean_shift(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
+    """The primary gray-box contrasts (SR gray against each threshold baseline, calibrated)
+    on each planted model's benchmark with thresholds set on the other benchmark, which the
+    model never saw: each part alone (a model and its calibration benchmark), paired
+    intervals with the calibration set resampled too."""
+    contrasts = [c for c in preregistered(black=()) if c.role == "primary"]
+    parts = clean_shift_parts(tb, models)
+    c = tb.config
+    return contrast_table(parts, contrasts, c.fpr, c.n_boot, seed=c.seed, pooled=False)
+
+
+def clean_fpr(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
+    """For every model that never saw benchmark X (the clean base, the null control, models
+    planted elsewhere), X's samples flagged by each threshold baseline at the threshold that
+    flags ``fpr`` of the other benchmark, and by each self-referential rule as it decides:
+    the rate with its Wilson interval and, for thresholds, whether it is consistent with the
+    nominal ``fpr`` (a self-referential rule's level is its chance level, not ``fpr``)."""
+    fpr, rows = tb.config.fpr, []
+    for label, path in models.items():
+        long = model_long(tb, label, path)
+        for target in long.benchmark.unique():
+            if target == planted_on(label):
+                continue
+            own, other = long[long.benchmark == target], long[long.benchmark != target]
+            for detector, d in own.groupby("detector", sort=False):
+                entry = registry.detector(detector)
+                if entry.family not in ("self-referential", "threshold baseline"):
+                    continue  # trivial references and rules that read another model
+                if entry.threshold_free:
+                    flags = d.flag.dropna().astype(bool)
+                    mode = "none"
+                else:
+                    clean = other[other.detector == detector].score.dropna()
+                    if clean.empty:
+                        continue
+                    threshold = calibrated_threshold(clean, fpr)
+                    flags = pd.Series(threshold_decide(d.score.to_numpy(float), threshold))
+                    flags, mode = flags.dropna().astype(bool), "calibrated on the other benchmark"
+                k, n = int(flags.sum()), int(flags.size)
+                low, high = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+                rows.append(
+                    {
+                        "model": label,
+                        "benchmark": target,
+                        "detector": detector,
+                        "family": entry.family,
+                        "threshold": mode,
+                        "flagged": k,
+                        "samples": n,
+                        "rate": k / n,
+                        "low": low,
+                        "high": high,
+                        "verdict": rate_holds(f"{detector} on {label}", k / n, low, high, fpr)
+                        if mode != "none"
+                        else "",
+                    }
+                )
+    return pd.DataFrame(rows)
