@@ -195,3 +195,31 @@ def test_the_zoo_is_read_per_half_and_the_halves_are_compared(tmp_path):
     assert row["leaked half"] == 1.0 and row["held-out half"] == 0.25 and row["low"] > 0
     assert row["verdict"].startswith("humaneval ×4: leaked − held-out half = +75% of samples")
     assert row["verdict"].endswith("memorisation beyond the benchmark's style.")
+
+
+def test_the_testbed_audit_opens_models_as_the_testbed_does(monkeypatch, tmp_path):
+    """The same device, dtype and threads: the audit reads the testbed's cached scores (a
+    model opened with other threads is another model to the score cache)."""
+    from types import SimpleNamespace
+
+    from srlib.audit import zoo as audit_zoo
+    from srlib.testbed.config import profile
+
+    seen = {}
+    monkeypatch.setattr(audit_zoo, "audit", lambda *args, **kwargs: seen.update(kwargs))
+    config = profile("quick", threads=3, dtype="bfloat16")
+    tb = SimpleNamespace(config=config, cache_dir=tmp_path, base=tmp_path / "base")
+    audit_zoo.audit_testbed(tb, tmp_path / "out", {"m": "m"}, ["humaneval"], limit=5)
+    assert (seen["threads"], seen["dtype"], seen["device"]) == (3, "bfloat16", "cpu")
+    assert seen["batch_size"] == config.score_batch
+    assert seen["cache"] == tmp_path / "scores.sqlite"
+
+
+def test_an_audit_model_has_the_score_cache_identity_of_the_same_model_opened_directly(
+    tiny_model_dir,
+):
+    from srlib.audit.models import open_model
+
+    opened = open_model(str(tiny_model_dir), threads=1).model
+    assert opened.fingerprint == HFModel(str(tiny_model_dir), threads=1).fingerprint
+    assert opened.fingerprint != HFModel(str(tiny_model_dir)).fingerprint

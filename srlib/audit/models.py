@@ -47,10 +47,12 @@ def open_model(
     dtype: str = "float32",
     batch_size: int = 8,
     need_gray: bool = False,
+    threads: int | None = None,
 ) -> AuditModel:
     """Open ``spec`` (see the module docstring). A missing folder, an id not in the cache, a
     server that does not answer or does not serve the name is a one-line error; so is a
-    server without prompt log-probs when ``need_gray``."""
+    server without prompt log-probs when ``need_gray``. ``threads``: a local model's CPU
+    threads of scoring (part of its score-cache identity; None: as the process has them)."""
     label = label or label_of(spec)
     if is_server(spec):
         from srlib.models.openai import OpenAIModel, UnsupportedByServer
@@ -71,7 +73,7 @@ def open_model(
         return AuditModel(label, spec, "server", model, gray)
     from srlib.models.hf import HFModel
 
-    model = HFModel(spec, device=device, dtype=dtype, batch_size=batch_size)
+    model = HFModel(spec, device=device, dtype=dtype, batch_size=batch_size, threads=threads)
     return AuditModel(label, spec, "hf", model, True)
 
 

@@ -111,6 +111,7 @@ def audit(
     device: str = "cpu",
     dtype: str = "float32",
     batch_size: int = 8,
+    threads: int | None = None,
     cache: str | Path | None = None,
     variants: Mapping[str, Sequence[Variants]] | None = None,
     progress: bool = True,
@@ -123,7 +124,8 @@ def audit(
     (a model spec, named ``reference_label`` in tables) and ``control`` (a benchmark spec
     of samples the models cannot have seen) give the empirical null; ``variants``
     (benchmark → one ``Variants`` per sample) replaces the variants the audit would make;
-    ``cache`` is the score cache (default ``out/scores.sqlite``). ``out`` is claimed for
+    ``cache`` is the score cache (default ``out/scores.sqlite``), shared with whoever opens
+    the same model with the same ``device``, ``dtype`` and ``threads``. ``out`` is claimed for
     this audit (one holding another audit's results is refused in one line); with
     ``keyed`` the results go to ``out/<key>`` instead, so changed inputs or a changed srlib
     get a folder of their own (the book's way: a rerun recomputes, never refuses)."""
@@ -154,8 +156,8 @@ def audit(
     _claim(out, spec, write=False)  # another audit's folder: say so before loading models
     opened = []
     if reference:
-        opened.append(_open(spec.ref_label, reference, spec, device, dtype, batch_size))
-    opened += [_open(label, m, spec, device, dtype, batch_size) for label, m in pairs]
+        opened.append(_open(spec.ref_label, reference, spec, device, dtype, batch_size, threads))
+    opened += [_open(label, m, spec, device, dtype, batch_size, threads) for label, m in pairs]
     _claim(out, spec)  # only once every input is known good
     given = dict(variants or {})
     var = {b: _variants(out, b, s, spec, given.get(b), progress) for b, s in sets.items()}
@@ -224,10 +226,8 @@ def _safe(name: str) -> str:
     return re.sub(r"[^\w.-]+", "_", name)
 
 
-def _open(label, model_spec, spec: AuditSpec, device, dtype, batch_size) -> AuditModel:
-    return open_model(
-        model_spec, label, device, dtype, batch_size, need_gray=spec.setting == "gray"
-    )
+def _open(label, model_spec, spec: AuditSpec, device, dtype, batch_size, threads) -> AuditModel:
+    return open_model(model_spec, label, device, dtype, batch_size, spec.setting == "gray", threads)
 
 
 def _settings(m: AuditModel, setting: str) -> list[str]:

@@ -58,7 +58,9 @@ def audit_testbed(
     progress: bool = False,
 ) -> Audit:
     """``audit`` with ``audit_plan``'s arguments and the testbed's settings and score cache,
-    into a keyed folder under ``out_dir`` (a changed input gets its own)."""
+    into a keyed folder under ``out_dir`` (a changed input gets its own). Its models are
+    opened as the testbed opens them (device, dtype, threads), so the scores the testbed
+    computed are read from the cache, not computed again, and the same holds the other way."""
     plan = audit_plan(tb, models, benchmarks, reference, limit)
     c = tb.config
     return audit(
@@ -70,7 +72,10 @@ def audit_testbed(
         control=control,
         cache=tb.cache_dir / "scores.sqlite",
         max_new_tokens=c.max_new_tokens,
+        device=c.device,
+        dtype=c.dtype,
         batch_size=c.score_batch,
+        threads=c.threads,
         progress=progress,
         keyed=True,
         **plan,
