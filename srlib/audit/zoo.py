@@ -16,7 +16,7 @@ from srlib.audit.run import Audit, audit, summarise
 from srlib.detection.metrics import flag_rate
 from srlib.detection.verdicts import direction
 from srlib.testbed.testbed import Testbed
-from srlib.testbed.zoo import HALF, testbed_variants, zoo
+from srlib.testbed.zoo import HALF, planted_on, testbed_variants, zoo
 
 
 def audit_plan(
@@ -103,9 +103,8 @@ def memorisation(result: Audit, split: pd.DataFrame, decision: str = "sr_gray") 
     rows = []
     table = result.samples[result.samples.set == "benchmark"]
     for model, g in table.groupby("model", sort=False):
-        name = model.rsplit(" ×", 1)[0]
-        g = g[g.benchmark.str.split(":").str[0] == name]
-        if " ×" not in model or g.empty:
+        g = g[g.benchmark.str.split(":").str[0] == planted_on(model)]
+        if g.empty:  # not a planted model, or not audited on its benchmark
             continue
         half = g.id.map(leaked)
         own, held = g[half.eq(True)], g[half.eq(False)]

@@ -23,18 +23,17 @@ from srlib.detection.verdicts import rate_holds
 from srlib.testbed import experiment as ex
 from srlib.testbed.report import stage_detectors
 from srlib.testbed.testbed import Testbed
-
-
-def planted_on(label: str) -> str | None:
-    """The benchmark a zoo model's leak was planted on (``<benchmark> ×<k>``), else None."""
-    return label.rsplit(" ×", 1)[0] if " ×" in label else None
+from srlib.testbed.zoo import planted_on
 
 
 def model_long(tb: Testbed, label: str, path: Path) -> pd.DataFrame:
     """The long detector table (gray-box) of one zoo model on the testbed's samples, labelled
     for that model: leaked only where it saw the sample (its planted benchmark's leaked half)."""
-    long = stage_detectors(tb, ex.Stage(label, 1, Path(path)))
-    return long.assign(leaked=long.leaked & long.benchmark.eq(planted_on(label)))
+    key = ("zoo long", label, str(path))  # read by both tables of the chapter: built once
+    if key not in tb.memo:
+        long = stage_detectors(tb, ex.Stage(label, 1, Path(path)))
+        tb.memo[key] = long.assign(leaked=long.leaked & long.benchmark.eq(planted_on(label)))
+    return tb.memo[key]
 
 
 def clean_shift_parts(

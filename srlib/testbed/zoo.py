@@ -8,6 +8,7 @@ the model never saw: an excess there is the benchmark's style, not memorisation.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,13 @@ from srlib.testbed.build import cpt_mixture, leak_settings
 from srlib.testbed.testbed import Testbed
 
 HALF = " · "  # between a benchmark's name and its half in an audit of the halves
+PLANTED = re.compile(r"^(.+) ×\d+$")  # a planted model's label: ``<benchmark> ×<k>``
+
+
+def planted_on(label: str) -> str | None:
+    """The benchmark a zoo model's leak was planted on (``<benchmark> ×<k>``), else None."""
+    match = PLANTED.match(label)
+    return match[1] if match else None
 
 
 def zoo(
@@ -58,7 +66,7 @@ def planted(summary: pd.DataFrame, decision: str = "gray") -> pd.DataFrame:
     s = summary[summary.decision == decision].copy()
     parts = s.benchmark.str.partition(HALF)
     name, half = parts[0], parts[2]
-    leaked_on = s.model.str.extract(r"^(.+) ×\d+$")[0]
+    leaked_on = s.model.map(planted_on)
     same = leaked_on.notna() & (leaked_on == name.str.split(":").str[0])
     s["where"] = "nothing planted"
     s.loc[leaked_on.notna() & ~same, "where"] = "other benchmark"
