@@ -184,7 +184,7 @@ def test_dask_partition_equals_the_single_process_one(contexts, dask_client):
 def test_offline_corpus_has_the_shape_it_is_asked_for():
     from srlib.duplication.corpus import CorpusConfig, make_corpus
 
-    config = CorpusConfig(size=800, scanned_files=40, seed=3)
+    config = CorpusConfig(size=800, scanned_files=10, seed=3)
     records = make_corpus(config)
     assert len(records) == 800 and len({r.id for r in records}) == 800
     assert [r.text for r in make_corpus(config)][:50] == [r.text for r in records][:50]

@@ -207,13 +207,13 @@ def test_forest_and_encoders_fit_and_predict(prepared, tmp_path):
 
 
 def test_cli_evaluates_without_printing_secrets(tmp_path, capsys):
-    args = ["dedup", "evaluate", "offline", "--size", "300", "--scanned-files", "30"]
+    args = ["dedup", "evaluate", "offline", "--size", "300", "--scanned-files", "8"]
     args += ["--profile", "quick"]
     args += ["--models", "flag everything", "--folds", "2", "--out", str(tmp_path)]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "mcc-drop" in out and (tmp_path / "summary.csv").is_file()
-    records = make_corpus(CorpusConfig(size=300, scanned_files=30))
+    records = make_corpus(CorpusConfig(size=300, scanned_files=8))
     assert not any(r.secret in out for r in records if len(r.secret) >= 8)
     assert main(["dedup", "evaluate", "offline", "--out", str(tmp_path), "--profile", "x"]) == 1
     capsys.readouterr()
@@ -223,7 +223,7 @@ def test_cli_evaluates_without_printing_secrets(tmp_path, capsys):
     last = err.strip().splitlines()[-1].split("\r")[-1]
     assert "Traceback" not in err and last.startswith("srlib dedup evaluate: ")
     assert str(tmp_path) in last and "settings" in last
-    other = ["dedup", "evaluate", "offline", "--size", "200", "--scanned-files", "20"]
+    other = ["dedup", "evaluate", "offline", "--size", "200", "--scanned-files", "6"]
     assert main(other + args[7:]) == 1  # other data, same folder: one line, no traceback
     err = capsys.readouterr().err
     assert "Traceback" not in err and "texts" in err.strip().splitlines()[-1]

@@ -117,7 +117,7 @@ def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_pa
     assert {n: r.checkpoints[-1].parent.name for n, r in moved.runs.items()} == {
         n: r.checkpoints[-1].parent.name for n, r in tb.runs.items()
     }
-    fewer = build(config.replace(epochs=1, code_to_text_sweep=()), copy, progress=False)
+    fewer = build(config.replace(epochs=1), copy, progress=False, core_only=True)
     assert fewer.base.name == tb.base.name  # the base does not depend on the epochs
     assert fewer.runs[tb.main].checkpoints[0] != tb.runs[tb.main].checkpoints[0]
 

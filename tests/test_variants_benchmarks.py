@@ -34,6 +34,6 @@ def test_humaneval_all_kinds_yield_and_every_kept_variant_passes():
     assert all(vs.reasons for vs in sets if len(vs) < 3)
     kept = [v for vs in sets for v in vs]
     assert all(v.entry_point in wholebench.defined_functions(v.code) for v in kept)
-    again = random.Random(0).sample(kept, 200)
+    again = random.Random(0).sample(kept, 80)
     assert all(r.passed for r in run_programs([v.program() for v in again], progress=False))
     assert sum("test" in v.kinds for v in kept) >= 0.9 * len(kept)
