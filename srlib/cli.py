@@ -72,20 +72,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _records(args: argparse.Namespace) -> list:
-    """The secret records ``input`` names: JSONL records, a SecretBench CSV, or ``offline``
-    (the offline corpus of ``--size`` records)."""
-    from srlib.duplication import secretdata
+    """The secret records ``input`` names (``sources.load_source``)."""
+    from srlib.duplication.sources import load_source
 
-    if args.input == "offline":
-        from srlib.duplication.corpus import CorpusConfig, make_corpus
-
-        config = CorpusConfig(size=args.size, scanned_files=args.scanned_files, seed=args.seed)
-        return make_corpus(config)
-    if args.format == "secretbench":
-        if not args.files_root:
-            raise SrlibError("--files-root is required with --format secretbench")
-        return secretdata.load_secretbench(args.input, args.files_root)
-    return secretdata.load_records(args.input)
+    return load_source(
+        args.input, args.format, args.files_root, args.size, args.scanned_files, args.seed
+    )
 
 
 def _dedup(args: argparse.Namespace) -> int:
@@ -259,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def secrets_input(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "input", help="JSONL secret records, a SecretBench CSV, or 'offline' (generated)"
+            "input",
+            help="JSONL secret records, a SecretBench CSV, 'creddata' (real, vendored) "
+            "or 'offline' (generated)",
         )
         p.add_argument("--format", choices=("records", "secretbench"), default="records")
         p.add_argument("--files-root", help="folder of the files a SecretBench CSV points to")

@@ -257,7 +257,7 @@ def _write_results(folder, model, scenario, fold, test, predicted):
 
 
 def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path):
-    from srlib.duplication.drops import fold_predictions, mcc_drop_intervals
+    from srlib.duplication.drops import drop_differences, fold_predictions, mcc_drop_intervals
 
     rng = np.random.default_rng(0)
     y = np.arange(400) % 2 == 0
@@ -277,6 +277,14 @@ def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path)
     _write_results(tmp_path, "never", "unique", 0, unique, np.ones(200, bool))
     never = mcc_drop_intervals(fold_predictions(tmp_path), y, n_boot=50).loc["never"]
     assert never["drop"] == 0 and never[["relative drop", "relative low"]].isna().all()
+    paired = drop_differences(fold_predictions(tmp_path), y, "drops", n_boot=300)
+    assert paired.loc["steady", "difference"] == paired.loc["steady", "relative drop"]
+    assert paired.loc["steady", "low"] > 0.5  # a near-chance model against a perfect one
+    assert paired.loc["never", ["other's", "low"]].isna().all()  # MCC 0: no share to compare
+    _write_results(tmp_path, "partial", "mixed", 0, mixed[:200], y[:200])  # an unfinished run
+    with pytest.raises(ValueError, match="different samples in scenario 'mixed'"):
+        mcc_drop_intervals(fold_predictions(tmp_path), y)
+    (tmp_path / "results" / "partial--mixed--0.json").unlink()
     (tmp_path / "results" / "old.json").write_text(json.dumps({"model": "x"}))
     with pytest.raises(ValueError, match="no predictions"):
         fold_predictions(tmp_path)

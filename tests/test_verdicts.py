@@ -57,23 +57,93 @@ def _results(means: dict[str, tuple[float, float, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_the_studys_ordering_is_judged_per_model_and_references_are_left_out():
-    results = _results(
-        {"RF": (0.9, 0.8, 0.6), "LSTM": (0.8, 0.85, 0.7), "flag everything": (0, 0, 0)}
-    )
-    sentences = dup.ordering(results)
-    assert len(sentences) == 2
-    assert [s.endswith("does not hold.") for s in sentences] == [True, False]  # LSTM, RF
+def _steps(rows: dict) -> pd.DataFrame:
+    """A ``mcc_drop_intervals`` table: model → (start MCC, end MCC, drop low, drop high)."""
+    return pd.DataFrame(
+        [
+            {"model": m, "a": a, "b": b, "drop": a - b, "drop low": lo, "drop high": hi}
+            for m, (a, b, lo, hi) in rows.items()
+        ]
+    ).set_index("model")
 
 
-def test_the_drop_ranking_names_the_largest_and_smallest_here_and_in_the_study():
-    drop = pd.DataFrame(
-        {"relative drop": [0.33, 0.125, np.nan]}, index=["RF", "LSTM", "flag everything"]
+def test_the_studys_ordering_is_read_from_both_steps_intervals():
+    first = _steps(
+        {
+            "holds": (0.9, 0.8, 0.05, 0.15),
+            "unclear": (0.9, 0.85, -0.02, 0.12),
+            "reversed": (0.8, 0.9, -0.15, -0.05),
+            "flag everything": (0.0, 0.0, 0.0, 0.0),
+        }
+    ).rename(columns={"a": "mixed", "b": "near-duplicate"})
+    second = _steps(
+        {
+            "holds": (0.8, 0.6, 0.1, 0.3),
+            "unclear": (0.85, 0.7, 0.05, 0.25),
+            "reversed": (0.9, 0.7, 0.1, 0.3),
+            "flag everything": (0.0, 0.0, 0.0, 0.0),
+        }
+    ).rename(columns={"a": "near-duplicate", "b": "unique"})
+    sentences = dup.ordering(first, second)
+    assert len(sentences) == 3  # the reference is not judged
+    assert "holds (both drops above 0)" in sentences[0]
+    assert sentences[0].startswith("holds: MCC 0.90 (Mixed) → 0.80 (Near) → 0.60 (Unique)")
+    assert "no evidence for the study's full ordering" in sentences[1]
+    assert "is reversed" in sentences[2]
+
+
+def _relative(rows: dict) -> pd.DataFrame:
+    """A ``mcc_drop_intervals`` table of relative drops: model → (drop, low, high, drop low)."""
+    return pd.DataFrame(
+        [
+            {"model": m, "relative drop": d, "relative low": lo, "relative high": hi}
+            | {"drop low": dl}
+            for m, (d, lo, hi, dl) in rows.items()
+        ]
+    ).set_index("model")
+
+
+def test_each_models_drop_is_set_beside_the_studys_counterpart():
+    paper = pd.DataFrame(
+        {"relative drop": [0.27, 0.16, 0.15, 0.07]},
+        index=["Random Forest", "LSTM", "GraphCodeBERT-MLP", "GraphCodeBERT"],
     )
-    paper = pd.DataFrame({"relative drop": [0.27, 0.16]}, index=["Random Forest", "LSTM"])
-    text = dup.drop_ranking(drop, paper)
-    assert "here: RF (33%); smallest: LSTM (12%)" in text
-    assert "the largest is Random Forest (27%)" in text
+    drop = _relative(
+        {
+            "Random Forest": (0.05, 0.01, 0.09, 0.01),  # below the study's 27%
+            "LSTM": (0.2, 0.1, 0.3, 0.05),  # the study's 16% inside
+            "Encoder + MLP (frozen)": (0.4, 0.3, 0.5, 0.2),  # above the study's 15%
+            "Encoder (fine-tuned)": (0.02, np.nan, np.nan, -0.1),  # start MCC not always > 0
+        }
+    )
+    text = dup.against_study(drop, paper)
+    assert text[0].endswith("(a drop); the study's Random Forest: 27%, smaller than the study's.")
+    assert text[1].endswith("the study's LSTM: 16%, consistent with the study.")
+    assert text[2].endswith("GraphCodeBERT-MLP: 15%, larger than the study's.")
+    assert text[3].startswith("Encoder (fine-tuned): no relative drop to compare")
+    drop.loc["Random Forest", "drop low"] = -0.01
+    assert "(no evidence of a drop)" in dup.against_study(drop, paper)[0]
+
+
+def test_random_forest_drops_most_only_when_every_paired_interval_says_so():
+    def diffs(rows):
+        return pd.DataFrame(
+            [{"other": m, "low": lo, "high": hi} for m, (lo, hi) in rows.items()]
+        ).set_index("other")
+
+    most = diffs({"LSTM": (0.01, 0.2), "encoder": (0.05, 0.3), "flag everything": (np.nan,) * 2})
+    assert dup.largest_drop(most) == (
+        "Random Forest drops more than every other model (each paired interval above 0), "
+        "as in the study."
+    )
+    mixed = diffs({"LSTM": (0.01, 0.2), "encoder": (-0.3, -0.05), "other": (-0.1, 0.1)})
+    text = dup.largest_drop(mixed)
+    assert "more than LSTM; less than encoder; no evidence of a difference from other" in text
+    assert text.endswith("not reproduced here.")
+    assert dup.largest_drop(diffs({"flag everything": (np.nan,) * 2})).startswith("No model")
+    undefined = diffs({"LSTM": (0.01, 0.2), "encoder": (np.nan, np.nan)})  # one not comparable
+    text = dup.largest_drop(undefined)
+    assert "more than LSTM; no comparison with encoder" in text and "every" not in text
 
 
 def test_mixed_vs_unique_sentences_read_only_that_pair():
@@ -231,3 +301,24 @@ def test_the_clean_fpr_summary_counts_thresholds_whose_interval_clears_nominal()
     assert text.startswith("Of 2 thresholds set on a benchmark the model never saw, 1 flag")
     assert text.endswith(": PPL on clean base (humaneval).")
     assert tbv.clean_fpr_summary(table.iloc[[1]], 0.05).startswith("No threshold")
+
+
+def test_models_are_read_against_the_shape_rule_per_scenario():
+    index = pd.MultiIndex.from_tuples(
+        [
+            ("RF", "mixed"),
+            ("RF", "unique"),
+            ("LSTM", "mixed"),
+            ("LSTM", "unique"),
+            ("flag everything", "mixed"),
+        ],
+        names=["model", "scenario"],
+    )
+    table = pd.DataFrame(
+        {"low": [0.1, 0.05, -0.3, -0.1, -0.5], "high": [0.3, 0.2, -0.1, 0.1, -0.3]}, index=index
+    )
+    assert dup.against_references(table) == [
+        "RF beats the shape rule in every scenario (paired intervals).",
+        "LSTM against the shape rule: falls below it in mixed; "
+        "no evidence of a difference in unique.",
+    ]

@@ -50,8 +50,9 @@ class RandomForestDE:
     """scikit-learn's Random Forest on TF-IDF character 3–5-grams of the masked context
     (``max_tfidf`` most frequent) plus the numeric features; its five hyper-parameters are
     chosen by ``scipy.optimize.differential_evolution`` on validation F1. ``maxiter`` and
-    ``popsize`` are the budget (fits = (maxiter + 1) · popsize · 5); ``params`` skips the
-    search (e.g. to reuse the values found on another fold)."""
+    ``popsize`` are the budget (fits = (maxiter + 1) · popsize · 5), and so are the upper
+    bounds ``max_trees`` and ``max_share`` (a fit's cost grows with both); ``params`` skips
+    the search (e.g. to reuse the values found on another fold)."""
 
     maxiter: int = 2
     popsize: int = 2
@@ -60,6 +61,7 @@ class RandomForestDE:
     n_jobs: int = -1
     params: dict | None = None
     max_trees: int = RF_BOUNDS["n_estimators"][1]  # the search's upper bound on trees
+    max_share: float = RF_BOUNDS["max_features"][1]  # its upper bound on features per split
     name: str = "Random Forest"
 
     def _features(self, data: Dataset, rows: np.ndarray):
@@ -84,7 +86,11 @@ class RandomForestDE:
                 forest = self._forest(_rf_params(vector)).fit(x_train, y_train)
                 return -f1_score(y_val, forest.predict(x_val), zero_division=0)
 
-            bounds = dict(RF_BOUNDS, n_estimators=(RF_BOUNDS["n_estimators"][0], self.max_trees))
+            bounds = dict(
+                RF_BOUNDS,
+                n_estimators=(RF_BOUNDS["n_estimators"][0], self.max_trees),
+                max_features=(RF_BOUNDS["max_features"][0], self.max_share),
+            )
             found = differential_evolution(
                 loss,
                 list(bounds.values()),

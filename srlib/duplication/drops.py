@@ -4,7 +4,8 @@ The folds of a scenario test every one of its testable samples once, so a model'
 predictions pooled give one prediction per sample and scenario. Two scenarios test different
 samples (Mixed: all, Unique: the unique pool), so the interval resamples each scenario's
 samples on its own — an unpaired bootstrap — and reads the drop, absolute and relative, on
-every resample."""
+every resample. Two models within a scenario test the same samples, so the same resamples
+serve both and the difference of their drops is paired (``drop_differences``)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,55 @@ def fold_predictions(out_dir: str | Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
+def _pooled(predictions: pd.DataFrame, scenario: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per model: the samples ``scenario`` tested (sorted) and their predictions; every model
+    must have been tested on the same samples (the study's folds are shared)."""
+    out = {}
+    for model, g in predictions[predictions.scenario == scenario].groupby("model", sort=False):
+        g = g.sort_values("sample", kind="stable")
+        out[model] = (g["sample"].to_numpy(), g.predicted.to_numpy(bool))
+    tested = {tuple(s) for s, _ in out.values()}
+    if len(tested) > 1:
+        raise ValueError(
+            f"the models were tested on different samples in scenario {scenario!r} "
+            "(an unfinished run?): finish it before comparing models"
+        )
+    return out
+
+
+def bootstrap_mcc(
+    predictions: pd.DataFrame,
+    labels: Sequence[bool],
+    scenarios: Sequence[str],
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[tuple[str, str], tuple[float, np.ndarray]]:
+    """(model, scenario) → (MCC pooled over folds, its ``n_boot`` resampled values). Each
+    scenario's samples are resampled on their own (scenarios test different samples) and the
+    same resamples serve every model (models within a scenario test the same samples), so a
+    difference between two models' values is paired."""
+    y_all = np.asarray(labels, dtype=bool)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for scenario in scenarios:
+        pooled = _pooled(predictions, scenario)
+        if not pooled:
+            continue
+        samples = next(iter(pooled.values()))[0]
+        y = y_all[samples]
+        idx = rng.integers(0, len(y), (n_boot, len(y)))
+        for model, (_, f) in pooled.items():
+            point = float(confusion_metrics(y, f)["mcc"])
+            out[model, scenario] = (point, confusion_metrics(y[idx], f[idx])["mcc"])
+    return out
+
+
+def _relative(drop: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The drop as a share of the start MCC; NaN where that MCC is not above 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(start > 0, drop / np.where(start > 0, start, 1), np.nan)
+
+
 def mcc_drop_intervals(
     predictions: pd.DataFrame,
     labels: Sequence[bool],
@@ -53,38 +103,106 @@ def mcc_drop_intervals(
     the relative drop, each with its percentile interval from resampling each scenario's
     samples on its own. The relative drop is left empty where the start MCC is not above 0,
     and its interval where a resample's is not (a share of nothing is no number)."""
-    y_all = np.asarray(labels, dtype=bool)
+    boots = bootstrap_mcc(predictions, labels, (start, end), n_boot, seed)
     q = [(1 - level) / 2, (1 + level) / 2]
     rows = []
-    for model, g in predictions.groupby("model", sort=False):
-        parts = {s: g[g.scenario == s] for s in (start, end)}
-        if any(p.empty for p in parts.values()):
+    for model in predictions.model.unique():
+        if (model, start) not in boots or (model, end) not in boots:
             continue
-        rng = np.random.default_rng(seed)
-        point, boots = {}, {}
-        for s, p in parts.items():
-            y, f = y_all[p["sample"].to_numpy()], p.predicted.to_numpy(bool)
-            idx = rng.integers(0, len(y), (n_boot, len(y)))
-            point[s] = float(confusion_metrics(y, f)["mcc"])
-            boots[s] = confusion_metrics(y[idx], f[idx])["mcc"]
-        drop, boot_drop = point[start] - point[end], boots[start] - boots[end]
-        lo, hi = np.quantile(boot_drop, q)
-        rel = rel_lo = rel_hi = float("nan")  # a share of nothing: only above an MCC of 0
-        if point[start] > 0:
-            rel = drop / point[start]
-        if (boots[start] > 0).all():
-            rel_lo, rel_hi = np.quantile(boot_drop / boots[start], q)
+        (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
+        lo, hi = np.quantile(boot_a - boot_b, q)
+        rel_lo = rel_hi = float("nan")
+        if (boot_a > 0).all():
+            rel_lo, rel_hi = np.quantile(_relative(boot_a - boot_b, boot_a), q)
         rows.append(
             {
                 "model": model,
-                start: point[start],
-                end: point[end],
-                "drop": drop,
+                start: a,
+                end: b,
+                "drop": a - b,
                 "drop low": float(lo),
                 "drop high": float(hi),
-                "relative drop": rel,
+                "relative drop": float(_relative(np.array(a - b), np.array(a))),
                 "relative low": float(rel_lo),
                 "relative high": float(rel_hi),
             }
         )
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
+
+
+def drop_differences(
+    predictions: pd.DataFrame,
+    labels: Sequence[bool],
+    model: str,
+    others: Sequence[str] | None = None,
+    start: str = "mixed",
+    end: str = "unique",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """``model``'s relative MCC drop ``start`` → ``end`` minus each other model's, with a paired
+    interval (both read on the same resampled samples). Empty where either relative drop is
+    undefined on some resample (a start MCC not above 0: the trivial references)."""
+    boots = bootstrap_mcc(predictions, labels, (start, end), n_boot, seed)
+    q = [(1 - level) / 2, (1 + level) / 2]
+
+    def rel(name: str) -> tuple[float, np.ndarray]:
+        (a, boot_a), (b, boot_b) = boots[name, start], boots[name, end]
+        point = float(_relative(np.array(a - b), np.array(a)))
+        return point, _relative(boot_a - boot_b, boot_a)
+
+    if (model, start) not in boots or (model, end) not in boots:
+        raise ValueError(f"no {start} and {end} results for {model!r} in these predictions")
+    mine, mine_boot = rel(model)
+    names = others if others is not None else [m for m in predictions.model.unique() if m != model]
+    rows = []
+    for other in names:
+        theirs, theirs_boot = rel(other)
+        diff = mine_boot - theirs_boot
+        lo, hi = np.quantile(diff, q) if not np.isnan(diff).any() else (np.nan, np.nan)
+        rows.append(
+            {
+                "other": other,
+                "relative drop": mine,
+                "other's": theirs,
+                "difference": mine - theirs,
+                "low": float(lo),
+                "high": float(hi),
+            }
+        )
+    return pd.DataFrame(rows).set_index("other")
+
+
+def against_reference(
+    predictions: pd.DataFrame,
+    labels: Sequence[bool],
+    reference: str = "shape rule",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Per model and scenario: its pooled MCC minus ``reference``'s, with a paired interval
+    (the same resampled samples for both): does a trained detector beat a rule that learns
+    nothing?"""
+    scenarios = list(dict.fromkeys(predictions.scenario))
+    boots = bootstrap_mcc(predictions, labels, scenarios, n_boot, seed)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    rows = []
+    for (model, scenario), (mcc, boot) in boots.items():
+        if model == reference or (reference, scenario) not in boots:
+            continue
+        ref, ref_boot = boots[reference, scenario]
+        lo, hi = np.quantile(boot - ref_boot, q)
+        rows.append(
+            {
+                "model": model,
+                "scenario": scenario,
+                "mcc": mcc,
+                reference: ref,
+                "difference": mcc - ref,
+                "low": float(lo),
+                "high": float(hi),
+            }
+        )
+    return pd.DataFrame(rows).set_index(["model", "scenario"])

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import errno
+import random
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,3 +181,21 @@ def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -
             )
         )
     return skipped
+
+
+def in_languages(records: Sequence[SecretRecord], languages: Sequence[str]) -> list[SecretRecord]:
+    """The records in ``languages``, spelt either way (SecretBench's ``js``, ``cs``, ``cpp`` or
+    this project's ``javascript``, ``c#``, ``c++``): the study's seven-language subset."""
+    wanted = {language_name(lang) for lang in languages}
+    return [r for r in records if language_name(r.language) in wanted]
+
+
+def sample(records: Sequence[SecretRecord], size: int | None, seed: int = 0) -> list[SecretRecord]:
+    """``size`` records drawn without replacement, in their order (None: all of them): a quick
+    run's small, seeded share of a dataset."""
+    if size is None or size >= len(records):
+        return list(records)
+    if size < 1:
+        raise ValueError(f"a sample of {size} records: give at least 1 (or None for all)")
+    keep = sorted(random.Random(seed).sample(range(len(records)), size))
+    return [records[i] for i in keep]

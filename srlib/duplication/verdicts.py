@@ -1,6 +1,8 @@
 """The duplication-impact chapter's verdict sentences, each from the table it judges: does
-the study's ordering (Mixed > Near-duplicate > Unique) hold per model, which model drops
-most, and what the tests between Mixed and Unique say."""
+the study's ordering (Mixed > Near-duplicate > Unique) hold per model, how each model's drop
+compares with the study's, whether Random Forest drops most, and what the tests between
+Mixed and Unique say. Orderings and comparisons are read from intervals, never from point
+estimates alone."""
 
 from __future__ import annotations
 
@@ -16,35 +18,131 @@ def scenario_means(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
     return m.groupby(["model", "scenario"]).value.mean().unstack()
 
 
-def ordering(results: pd.DataFrame) -> list[str]:
-    """Per model (trivial references left out): its mean MCC per scenario and whether the
-    study's ordering Mixed > Near-duplicate > Unique holds on these means."""
-    mcc = scenario_means(results)
+STUDY_NAMES = {
+    "Random Forest": "Random Forest",
+    "LSTM": "LSTM",
+    "Encoder + MLP (frozen)": "GraphCodeBERT-MLP",
+    "Encoder (fine-tuned)": "GraphCodeBERT",
+}
+"""Each family here → its counterpart in the study's tables."""
+
+
+def _step(row: pd.Series) -> str:
+    return f"{row['drop']:+.2f} [{row['drop low']:+.2f}, {row['drop high']:+.2f}]"
+
+
+def ordering(first: pd.DataFrame, second: pd.DataFrame) -> list[str]:
+    """Per model (trivial references left out): does the study's ordering Mixed > Near-duplicate
+    > Unique hold, judged on the intervals of both steps (``drops.mcc_drop_intervals`` Mixed →
+    Near-duplicate as ``first``, Near-duplicate → Unique as ``second``): "holds" when both
+    drops' intervals lie above 0, "is reversed" when either lies below 0, else no evidence."""
     out = []
-    for model, r in mcc.drop(index=list(REFERENCES), errors="ignore").iterrows():
-        holds = r["mixed"] > r["near-duplicate"] > r["unique"]
+    for model in first.index.drop(list(REFERENCES), errors="ignore"):
+        if model not in second.index:
+            continue
+        one, two = first.loc[model], second.loc[model]
+        if one["drop low"] > 0 and two["drop low"] > 0:
+            verdict = "the study's ordering Mixed > Near > Unique holds (both drops above 0)"
+        elif one["drop high"] < 0 or two["drop high"] < 0:
+            verdict = "the study's ordering is reversed (a step's MCC rises beyond its interval)"
+        else:
+            verdict = (
+                "no evidence for the study's full ordering Mixed > Near > Unique "
+                "(a step's interval includes 0)"
+            )
         out.append(
-            f"{model}: MCC {r['mixed']:.2f} (mixed) → {r['near-duplicate']:.2f} "
-            f"(near-duplicate) → {r['unique']:.2f} (unique); Mixed > Near > Unique "
-            + ("holds." if holds else "does not hold.")
+            f"{model}: MCC {one['mixed']:.2f} (Mixed) → {one['near-duplicate']:.2f} (Near) → "
+            f"{two['unique']:.2f} (Unique); drops {_step(one)} and {_step(two)}: {verdict}."
         )
     return out
 
 
-def drop_ranking(drop: pd.DataFrame, paper: pd.DataFrame) -> str:
-    """Which model's relative MCC drop Mixed → Unique is largest and smallest here, beside
-    the study's (``study.mcc_drop`` and ``study.paper_reference``)."""
-    drops = drop.drop(index=list(REFERENCES), errors="ignore")["relative drop"]
-    drops = drops.dropna().sort_values(ascending=False)
-    if drops.empty:
-        return "No model has both a Mixed and a Unique result."
-    theirs = paper["relative drop"].sort_values(ascending=False)
+def against_study(drop: pd.DataFrame, paper: pd.DataFrame) -> list[str]:
+    """Per model with a counterpart in the study: its relative MCC drop Mixed → Unique with
+    its interval (``drops.mcc_drop_intervals``) beside the study's (``published.paper_reference``),
+    and whether the study's value lies inside the interval, above it or below it."""
+    out = []
+    for model, study_name in STUDY_NAMES.items():
+        if model not in drop.index:
+            continue
+        r, theirs = drop.loc[model], paper.loc[study_name, "relative drop"]
+        if pd.isna(r["relative low"]):
+            out.append(
+                f"{model}: no relative drop to compare with the study's {theirs:.0%} "
+                f"({study_name}): its Mixed MCC is not above 0 on every resample."
+            )
+            continue
+        here = f"{r['relative drop']:.0%} [{r['relative low']:.0%}, {r['relative high']:.0%}]"
+        if r["relative low"] <= theirs <= r["relative high"]:
+            verdict = "consistent with the study"
+        elif theirs > r["relative high"]:
+            verdict = "smaller than the study's"
+        else:
+            verdict = "larger than the study's"
+        exists = "a drop" if r["drop low"] > 0 else "no evidence of a drop"
+        out.append(
+            f"{model}: relative MCC drop Mixed → Unique {here} ({exists}); the study's "
+            f"{study_name}: {theirs:.0%}, {verdict}."
+        )
+    return out
+
+
+def largest_drop(differences: pd.DataFrame, model: str = "Random Forest") -> str:
+    """Whether ``model`` drops most, as in the study, from the paired differences of its
+    relative drop minus every other model's (``drops.drop_differences``): "drops more" only
+    where the interval lies above 0."""
+    rows = differences.drop(index=list(REFERENCES), errors="ignore")
+    if rows.low.isna().all():
+        return f"No model's relative drop can be compared with {model}'s."
+    more = list(rows.index[rows.low > 0])
+    less = list(rows.index[rows.high < 0])
+    undefined = list(rows.index[rows.low.isna()])
+    unclear = [m for m in rows.index if m not in more + less + undefined]
+    if len(more) == len(rows):
+        return (
+            f"{model} drops more than every other model (each paired interval above 0), "
+            "as in the study."
+        )
+    parts = []
+    if more:
+        parts.append(f"more than {', '.join(more)}")
+    if less:
+        parts.append(f"less than {', '.join(less)}")
+    if unclear:
+        parts.append(f"no evidence of a difference from {', '.join(unclear)}")
+    if undefined:
+        parts.append(f"no comparison with {', '.join(undefined)} (a Mixed MCC not above 0)")
     return (
-        f"Largest relative drop Mixed → Unique here: {drops.index[0]} ({drops.iloc[0]:.0%}); "
-        f"smallest: {drops.index[-1]} ({drops.iloc[-1]:.0%}). In the study the largest is "
-        f"{theirs.index[0]} ({theirs.iloc[0]:.0%}) and the smallest {theirs.index[-1]} "
-        f"({theirs.iloc[-1]:.0%})."
+        f"{model}'s relative drop, paired with each other model's: "
+        + "; ".join(parts)
+        + ". The study's finding that it drops most is not reproduced here."
     )
+
+
+def against_references(table: pd.DataFrame, reference: str = "shape rule") -> list[str]:
+    """Per trained model: in which scenarios it beats ``reference`` (``drops.against_reference``:
+    the paired interval of its MCC minus the reference's above 0), falls below it, or shows no
+    evidence of a difference."""
+    out = []
+    for model, g in table.drop(index=list(REFERENCES), level="model", errors="ignore").groupby(
+        level="model", sort=False
+    ):
+        scenarios = g.index.get_level_values("scenario")
+        above = list(scenarios[g.low > 0])
+        below = list(scenarios[g.high < 0])
+        unclear = [s for s in scenarios if s not in above and s not in below]
+        if len(above) == len(g):
+            out.append(f"{model} beats the {reference} in every scenario (paired intervals).")
+            continue
+        parts = []
+        if above:
+            parts.append(f"beats it in {', '.join(above)}")
+        if below:
+            parts.append(f"falls below it in {', '.join(below)}")
+        if unclear:
+            parts.append(f"no evidence of a difference in {', '.join(unclear)}")
+        out.append(f"{model} against the {reference}: " + "; ".join(parts) + ".")
+    return out
 
 
 def mixed_vs_unique(tests: pd.DataFrame, alpha: float = 0.05) -> list[str]:

@@ -1,0 +1,41 @@
+"""Where the duplication chapters' records come from, by one name: the vendored CredData
+subset, the generated teaching corpus, a SecretBench CSV or a JSONL record file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from srlib.duplication import creddata, secretdata
+from srlib.duplication.corpus import CorpusConfig, make_corpus
+from srlib.duplication.secretdata import SecretRecord
+from srlib.errors import InputError
+
+NAMED = ("creddata", "offline")
+FORMATS = ("records", "secretbench")
+
+
+def load_source(
+    source: str | Path,
+    source_format: str = "records",
+    files_root: str | Path | None = None,
+    size: int = 2000,
+    scanned_files: int = 300,
+    seed: int = 0,
+) -> list[SecretRecord]:
+    """``"creddata"``: the vendored real subset (``creddata.load_contexts``); ``"offline"``:
+    the generated corpus (``size`` records, ``scanned_files`` real files scanned); a path:
+    JSONL records (``source_format="records"``) or SecretBench's CSV export
+    (``"secretbench"``) with its files under ``files_root``."""
+    if source == "creddata":
+        return creddata.load_contexts()
+    if source == "offline":
+        return make_corpus(CorpusConfig(size=size, scanned_files=scanned_files, seed=seed))
+    if source_format not in FORMATS:
+        raise InputError(f"unknown source format {source_format!r}; choose from {FORMATS}")
+    if source_format == "secretbench":
+        if files_root is None:
+            raise InputError(f"{source}: a SecretBench CSV needs its files' folder (--files-root)")
+        return secretdata.load_secretbench(source, files_root)
+    if not Path(source).is_file():
+        raise InputError(f"no record file {source} (or name one of {', '.join(NAMED)})")
+    return secretdata.load_records(source)
