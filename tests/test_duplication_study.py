@@ -288,3 +288,45 @@ def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path)
     (tmp_path / "results" / "old.json").write_text(json.dumps({"model": "x"}))
     with pytest.raises(ValueError, match="no predictions"):
         fold_predictions(tmp_path)
+
+
+def test_the_lstm_reads_the_candidate_at_its_own_position():
+    from srlib.duplication.classifiers import LSTMDetector
+    from srlib.duplication.features import Dataset
+
+    rng = np.random.default_rng(0)
+    filler = [f"w{k}" for k in range(30)]
+    texts, labels = [], []
+    for i in range(240):
+        secret = i % 2 == 0
+        before = " ".join(rng.choice(filler, 40)) + (" token = " if secret else " sample = ")
+        after = " " + " ".join(rng.choice(filler, 150))  # the context's end says nothing
+        texts.append(before + "<SECRET len=20>" + after)
+        labels.append(secret)
+    data = Dataset(texts, np.zeros((240, 1)), np.array(labels))
+    lstm = LSTMDetector(units=8, embedding=8, epochs=12, max_tokens=64, batch_size=16, lr=1e-2)
+    lstm.fit(data, np.arange(160), np.arange(160, 200))
+    ids, at = lstm._encode(data, np.arange(3))
+    assert ids.shape == (3, 64) and (at == 32).all()  # cropped around the candidate
+    shape_id = lstm.vocab["<SECRET len=20>"]
+    assert (ids[np.arange(3), at] == shape_id).all()
+    test = np.arange(200, 240)
+    assert (lstm.predict(data, test) == data.labels[test]).mean() >= 0.9
+
+
+def test_the_context_only_reference_reads_the_context_and_never_the_shape():
+    from srlib.duplication.features import Dataset
+    from srlib.duplication.references import ContextOnly
+
+    y = np.arange(200) % 2 == 0
+    by_shape = [f'key = "<SECRET len={40 if t else 8} classes=3>"' for t in y]  # shape only
+    blind = ContextOnly(max_tfidf=200).fit(Dataset(by_shape, np.zeros((200, 1)), y), *_halves())
+    assert len(set(blind.predict(Dataset(by_shape, np.zeros((200, 1)), y), np.arange(200)))) == 1
+    by_context = [("api_token = " if t else "sample_text = ") + "<SECRET len=9>" for t in y]
+    data = Dataset(by_context, np.zeros((200, 1)), y)
+    seeing = ContextOnly(max_tfidf=200).fit(data, *_halves())
+    assert (seeing.predict(data, np.arange(100, 200)) == y[100:]).all()
+
+
+def _halves():
+    return np.arange(100), np.arange(0)

@@ -177,11 +177,13 @@ def tokens(text: str) -> list[str]:
 
 @dataclass
 class LSTMDetector:
-    """Embedding → two stacked LSTM layers (``units``, then ``units // 2``) with dropout →
-    sigmoid, over the masked context's tokens (vocabulary from the training fold). Trained
-    with Adam on the balanced loss for ``epochs``; the epoch with the best validation F1 is
-    kept. The study's grid is units 128/192/256 × epochs 5/10/20; the CPU default is
-    smaller."""
+    """Embedding → two stacked bidirectional LSTM layers (``units``, then ``units // 2`` each
+    way) with dropout → sigmoid, over the masked context's tokens (vocabulary from the
+    training fold), read at the candidate's own position: the states of both directions at
+    its shape token, which has then seen the whole context on either side (a last state
+    would sit at the context's end, 200 characters from the candidate). Trained with Adam on
+    the balanced loss for ``epochs``; the epoch with the best validation F1 is kept. The
+    study's grid is units 128/192/256 × epochs 5/10/20; the CPU default is smaller."""
 
     units: int = 64
     epochs: int = 6
@@ -195,18 +197,22 @@ class LSTMDetector:
     name: str = "LSTM"
 
     def _encode(self, data: Dataset, rows: np.ndarray):
+        """Token ids (0: padding, 1: unknown) and the shape token's position, per row."""
         import torch
 
-        ids = np.zeros((len(rows), self.max_tokens), dtype=np.int64)  # 0: padding
+        ids = np.zeros((len(rows), self.max_tokens), dtype=np.int64)
+        at = np.zeros(len(rows), dtype=np.int64)
         for k, i in enumerate(rows):
             toks = tokens(data.texts[i])
+            centre = next((j for j, t in enumerate(toks) if t.startswith("<SECRET")), 0)
+            start = 0
             if len(toks) > self.max_tokens:  # keep the window around the secret's shape
-                centre = next((j for j, t in enumerate(toks) if t.startswith("<SECRET")), 0)
                 start = max(0, min(centre - self.max_tokens // 2, len(toks) - self.max_tokens))
                 toks = toks[start : start + self.max_tokens]
-            seq = [self.vocab.get(t, 1) for t in toks]  # 1: unknown
+            seq = [self.vocab.get(t, 1) for t in toks]
             ids[k, : len(seq)] = seq
-        return torch.from_numpy(ids)
+            at[k] = centre - start
+        return torch.from_numpy(ids), torch.from_numpy(at)
 
     def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> LSTMDetector:
         """Vocabulary, then ``epochs`` of training; keeps the best epoch on validation F1."""
@@ -217,11 +223,11 @@ class LSTMDetector:
         common = [t for t, c in counts.most_common(self.vocab_size) if c >= 2]
         self.vocab = {t: k + 2 for k, t in enumerate(common)}
         self.net = _LSTMNet(len(self.vocab) + 2, self.embedding, self.units, self.dropout)
-        x = self._encode(data, train)
+        x, at = self._encode(data, train)
         fit_balanced(
             [self.net],
             torch.optim.Adam(self.net.parameters(), lr=self.lr),
-            lambda batch: self.net(x[batch]),
+            lambda batch: self.net(x[batch], at[batch]),
             data.labels[train],
             self.epochs,
             self.batch_size,
@@ -235,29 +241,33 @@ class LSTMDetector:
         import torch
 
         self.net.eval()
+        x, at = self._encode(data, rows)
         with torch.inference_mode():
-            logits = torch.cat([self.net(b) for b in self._encode(data, rows).split(256)])
+            logits = torch.cat(
+                [self.net(*b) for b in zip(x.split(256), at.split(256), strict=True)]
+            )
         return (logits > 0).numpy()
 
 
 def _LSTMNet(vocab: int, embedding: int, units: int, dropout: float):
-    """The network: embedding, LSTM(units), dropout, LSTM(units // 2), dropout, linear."""
+    """The network: embedding, BiLSTM(units), dropout, BiLSTM(units // 2), dropout, linear
+    on the second layer's states (both directions) at the candidate's position."""
     import torch
 
     class Net(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
+            half = max(units // 2, 1)
             self.embed = torch.nn.Embedding(vocab, embedding, padding_idx=0)
-            self.first = torch.nn.LSTM(embedding, units, batch_first=True)
-            self.second = torch.nn.LSTM(units, max(units // 2, 1), batch_first=True)
+            self.first = torch.nn.LSTM(embedding, units, batch_first=True, bidirectional=True)
+            self.second = torch.nn.LSTM(2 * units, half, batch_first=True, bidirectional=True)
             self.drop = torch.nn.Dropout(dropout)
-            self.out = torch.nn.Linear(max(units // 2, 1), 1)
+            self.out = torch.nn.Linear(2 * half, 1)
 
-        def forward(self, ids):
-            lengths = (ids != 0).sum(1).clamp_min(1)
+        def forward(self, ids, at):
             h, _ = self.first(self.embed(ids))
             h, _ = self.second(self.drop(h))
-            last = h[torch.arange(len(ids)), lengths - 1]  # the last real token's state
-            return self.out(self.drop(last)).squeeze(-1)
+            here = h[torch.arange(len(ids)), at]  # both directions' states at the candidate
+            return self.out(self.drop(here)).squeeze(-1)
 
     return Net()

@@ -25,8 +25,9 @@ from tqdm import tqdm
 
 from srlib.duplication.classifiers import LSTMDetector, RandomForestDE
 from srlib.duplication.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
-from srlib.duplication.features import Dataset, dataset, shape_rule
+from srlib.duplication.features import Dataset, dataset
 from srlib.duplication.partition import partition
+from srlib.duplication.references import ContextOnly, FlagEverything, ShapeRule
 from srlib.duplication.scenarios import SCENARIOS, fold_indices, make_folds
 from srlib.duplication.secretdata import SecretRecord
 from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest, write_json
@@ -34,13 +35,15 @@ from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest
 MODELS = (
     "flag everything",
     "shape rule",
+    "context only",
     "Random Forest",
     "LSTM",
     "Encoder + MLP (frozen)",
     "Encoder (fine-tuned)",
 )
-"""The detector families, after the two references every model must beat: flag every
-candidate, and a fixed rule on the candidate's shape that learns nothing."""
+"""The detector families, after the three references every model must beat: flag every
+candidate, a fixed rule on the candidate's shape that learns nothing, and a linear model of
+the context alone (``references``)."""
 METRICS = ("precision", "recall", "f1", "mcc")
 
 
@@ -59,7 +62,7 @@ class StudyConfig:
     rf_max_trees: int = 300  # the search's upper bound on the number of trees
     rf_max_share: float = 0.5  # its upper bound on the share of features tried per split
     rf_max_tfidf: int = 4000  # character n-gram features (the most frequent)
-    lstm_units: int = 64  # first LSTM layer (the study: 128 / 192 / 256)
+    lstm_units: int = 64  # first LSTM layer, each direction (the study: 128 / 192 / 256)
     lstm_epochs: int = 5  # (the study: 5 / 10 / 20)
     encoder: str | None = None  # HF encoder folder or cached id; None: all-MiniLM-L6-v2
     max_length: int = 64  # encoder tokens per context (its window centred on the secret)
@@ -83,7 +86,8 @@ PROFILES = {
         rf_max_trees=100,
         rf_max_share=0.1,
         rf_max_tfidf=1000,
-        lstm_units=32,
+        lstm_units=16,  # each way: bidirectional
+        lstm_epochs=3,
     ),
     "quick": StudyConfig(
         k=2,
@@ -168,6 +172,8 @@ def make_detector(name: str, config: StudyConfig, cache_dir: Path, params: dict 
         return FlagEverything()
     if name == "shape rule":
         return ShapeRule()
+    if name == "context only":
+        return ContextOnly(max_tfidf=config.rf_max_tfidf, seed=seed)
     if name == "Random Forest":
         return RandomForestDE(
             config.rf_maxiter,
@@ -193,34 +199,6 @@ def make_detector(name: str, config: StudyConfig, cache_dir: Path, params: dict 
             seed=seed,
         )
     raise ValueError(f"unknown detector {name!r}; choose from {MODELS}")
-
-
-class FlagEverything:
-    """The trivial reference: every candidate is a secret (MCC 0, recall 1)."""
-
-    name = "flag everything"
-
-    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> FlagEverything:
-        """Nothing to learn."""
-        return self
-
-    def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
-        """True for every row."""
-        return np.ones(len(rows), dtype=bool)
-
-
-class ShapeRule:
-    """The no-training reference on the candidate's shape (``features.shape_rule``)."""
-
-    name = "shape rule"
-
-    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> ShapeRule:
-        """Nothing to learn: the rule is fixed."""
-        return self
-
-    def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
-        """The rule's flags for ``rows``."""
-        return shape_rule(data.numeric[rows])
 
 
 def study_artifact(data: Dataset, folds: pd.DataFrame, config: StudyConfig) -> Artifact:

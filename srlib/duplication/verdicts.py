@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-REFERENCES = ("flag everything", "shape rule")
-"""References that learn nothing: reported in the tables, never judged as a detector."""
+REFERENCES = ("flag everything", "shape rule", "context only")
+"""The references (``duplication.references``): reported in the tables, never judged as a
+detector."""
 
 
 def scenario_means(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
