@@ -228,11 +228,13 @@ def test_exposure_sweep_and_paraphrase_runs_leak_what_they_say(quick_testbed_cac
     assert seen.to_dict() == groups  # one epoch: each sample seen exactly its group's copies
     paraphrases = tb.paraphrases()
     assert paraphrases and set(paraphrases) <= leaked
-    n = tb.config.n
     for sample, variants in zip(tb.samples, tb.variants, strict=True):
         if sample.id in paraphrases:
-            scored = {v.text for v in variants[:n]}
-            assert paraphrases[sample.id] not in scored | {sample.text}
+            assert paraphrases[sample.id] not in {v.text for v in variants} | {sample.text}
+            theirs = {r["new"] for v in variants for r in v.renames}
+            mine = {r["new"] for r in tb.paraphrase_variants[sample.id].renames}
+            assert not mine & theirs, sample.id  # a vocabulary disjoint from the scored ones'
+    assert any(v.renames for v in tb.paraphrase_variants.values())
 
 
 def test_continued_training_refuses_copies_for_samples_it_does_not_leak(tmp_path):

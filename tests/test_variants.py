@@ -36,6 +36,17 @@ def test_same_seed_same_variants_other_seed_other(he0):
     assert [v.text for v in a] != [v.text for v in c]
 
 
+def test_names_to_avoid_are_never_chosen(he0):
+    kinds = ("function", "variable")
+    scored = make_variants(he0, 4, kinds=kinds, progress=False)
+    used = {r["new"] for v in scored for r in v.renames}
+    (other,) = make_variants_many([he0], 2, kinds, seed=1, avoid=[used], progress=False)
+    assert len(other) == 2 and not used & {r["new"] for v in other for r in v.renames}
+    assert rename_problems(he0, other[0], other[0].renames) == []
+    with pytest.raises(ValueError, match="avoid has 2 name sets for 1 samples"):
+        make_variants_many([he0], 1, kinds, avoid=[used, used], progress=False)
+
+
 def test_rename_only_variants_are_byte_exact(he0):
     for v in make_variants(he0, 4, kinds=("function", "variable"), progress=False):
         assert v.replaced_tests == [] and rename_problems(he0, v, v.renames) == []

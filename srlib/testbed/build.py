@@ -97,7 +97,8 @@ def build(
     if config.exposure_sweep:
         sweep = dataclasses.replace(settings, epochs=1)
         extra.append((EXPOSURE, leaked, sweep, tb.exposure_groups()))
-    if config.paraphrase:
+    if config.paraphrase and not core_only:
+        tb.paraphrase_variants = paraphrase_variants(tb, progress)
         extra.append((PARAPHRASE, tb.paraphrases(), settings, None))
     for name, texts, run_settings, copies in [
         (name, {} if name == NULL else leaked, settings, None) for name, _ in plan
@@ -233,10 +234,12 @@ def cached_variants(
     n: int | None = None,
     naturalness=None,
     tag: str = "",
+    avoid: list[set[str]] | None = None,
 ) -> list[Variants]:
     """``n`` (``None``: ``n_max``) variants per sample, through the store: keyed on the
-    samples, the settings, ``tag`` (which names the ``naturalness`` scorer, if any) and the
-    variant code (renamer, lexicon, test-case mutator, sandbox and all they import)."""
+    samples, the settings, ``tag`` (which names the ``naturalness`` scorer, or the names to
+    ``avoid``, if any) and the variant code (renamer, lexicon, test-case mutator, sandbox
+    and all they import)."""
     n = config.n_max if n is None else n
     artifact = variants_artifact(config, samples, n, tag)
     store = Store(cache)
@@ -249,13 +252,33 @@ def cached_variants(
             by_id[v.original_id].append(v)
         return [Variants(by_id[s.id], reasons=meta[s.id]) for s in samples]
     sets = make_variants_many(
-        samples, n, config.kinds, config.seed, naturalness=naturalness, pool=2, progress=progress
+        samples,
+        n,
+        config.kinds,
+        config.seed,
+        naturalness=naturalness,
+        pool=2,
+        progress=progress,
+        avoid=avoid,
     )
     with store.put(artifact) as tmp:
         reasons = {s.id: vs.reasons for s, vs in zip(samples, sets, strict=True)}
         (tmp / "reasons.json").write_text(json.dumps(reasons))
         samples_module.write_jsonl([v for vs in sets for v in vs], tmp / "variants.jsonl")
     return sets
+
+
+def paraphrase_variants(tb: Testbed, progress: bool = False) -> dict[str, Variant]:
+    """The paraphrase leak's texts: leaked sample id → one variant whose new names are none
+    of the names any of its scored variants chose (a vocabulary disjoint from theirs), made
+    and validated like them and cached beside them."""
+    leaked = set(tb.split.id[tb.split.leaked])
+    chosen = [(s, vs) for s, vs in zip(tb.samples, tb.variants, strict=True) if s.id in leaked]
+    avoid = [{r["new"] for v in vs for r in v.renames} for _, vs in chosen]
+    samples = [s for s, _ in chosen]
+    own = dataclasses.replace(tb.config, seed=tb.config.seed + 1)  # its own draws, test cases too
+    sets = cached_variants(own, samples, tb.cache_dir, progress, n=1, tag="paraphrase", avoid=avoid)
+    return {s.id: vs[0] for s, vs in zip(samples, sets, strict=True) if len(vs)}
 
 
 def _settings(config: TestbedConfig, size, steps: int, seed: int) -> TrainSettings:

@@ -47,6 +47,7 @@ class Testbed:
     reference: Path
     runs: dict[str, LeakRun]
     memo: dict = field(default_factory=dict, repr=False)  # score tables already computed
+    paraphrase_variants: dict = field(default_factory=dict, repr=False)  # id → its paraphrase
 
     @property
     def store(self) -> Store:
@@ -103,15 +104,10 @@ class Testbed:
 
     def paraphrases(self) -> dict[str, str]:
         """The paraphrase leak: leaked sample id → the text of a variant the scoring never
-        uses (the last of the ``n_max`` made, beyond the first ``n``); samples without one
-        are not leaked in that run and are left out of its evaluation."""
-        leaked = set(self.split.id[self.split.leaked])
-        n = self.config.n
-        return {
-            s.id: vs[-1].text
-            for s, vs in zip(self.samples, self.variants, strict=True)
-            if s.id in leaked and len(vs) > n
-        }
+        uses, whose new names are none of the scored variants' (``build.paraphrase_variants``;
+        empty unless the configuration asks for the paraphrase run); samples without one are
+        not leaked in that run and are left out of its evaluation."""
+        return {i: v.text for i, v in self.paraphrase_variants.items()}
 
     def model(self, path: Path, progress: bool = False) -> CachedModel:
         """A checkpoint behind the testbed's score cache."""

@@ -18,6 +18,7 @@ import json
 import random
 import re
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -300,11 +301,14 @@ def _mentions(
 
 
 def rename_edits(
-    analysis: Analysis, kinds: tuple[str, ...], rng: random.Random
+    analysis: Analysis,
+    kinds: tuple[str, ...],
+    rng: random.Random,
+    avoid: Collection[str] = (),
 ) -> tuple[list[Edit], list[dict[str, str]]]:
     """Edits that rename every symbol of the given kinds, and one record per rename
-    (``kind``, ``scope``, ``old``, ``new``)."""
-    taken = set(analysis.taken)
+    (``kind``, ``scope``, ``old``, ``new``); no new name is one of ``avoid``."""
+    taken = set(analysis.taken) | set(avoid)
     edits, renames = [], []
     for sym in analysis.symbols:
         if sym.kind not in kinds:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ class _Job:
     result: Variants = field(default_factory=Variants)
     texts: set[str] = field(default_factory=set)
     attempt: int = 0
+    avoid: frozenset[str] = frozenset()  # names no rename may choose
 
 
 def make_variants(
@@ -91,6 +92,7 @@ def make_variants_many(
     timeout: float = 10.0,
     workers: int | None = None,
     progress: bool = True,
+    avoid: Sequence[Collection[str]] | None = None,
 ) -> list[Variants]:
     """Variants for many samples, with sandbox work batched and parallel across them.
 
@@ -99,6 +101,8 @@ def make_variants_many(
     to ``rounds`` rounds generate replacements. ``naturalness`` (optional) scores texts, e.g.
     a reference model's mean log-likelihood: among ``pool`` candidates per slot it keeps those
     scored closest to the original, so that a clean model is not biased towards the original.
+    ``avoid`` (one collection per sample) holds names its renames may not choose: a variant
+    whose vocabulary is disjoint from other variants' (the testbed's paraphrase leak).
     """
     unknown = set(kinds) - set(KINDS)
     if unknown or not kinds:
@@ -106,7 +110,10 @@ def make_variants_many(
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     sandbox = {"timeout": timeout, "workers": workers, "progress": progress and "validate"}
-    jobs = [_Job(s) for s in samples]
+    if avoid is not None and len(avoid) != len(samples):
+        raise ValueError(f"avoid has {len(avoid)} name sets for {len(samples)} samples")
+    names = avoid if avoid is not None else [()] * len(samples)
+    jobs = [_Job(s, avoid=frozenset(a)) for s, a in zip(samples, names, strict=True)]
     _prepare(jobs, tuple(kinds), n * (pool if naturalness else 1) + 2, seed, validate, sandbox)
     for _ in range(rounds):
         todo = [j for j in jobs if len(j.result) < n and not j.result.reasons]
@@ -206,7 +213,7 @@ def _one(job: _Job, kinds, seed, attempt) -> Variant | None:
     if job.analysis:
         for kind in ("function", "variable"):
             if kind in kinds and job.analysis.of_kind(kind):
-                e, r = rename_edits(job.analysis, (kind,), rng)
+                e, r = rename_edits(job.analysis, (kind,), rng, job.avoid)
                 edits += e
                 renames += r
                 applied.append(kind)
