@@ -1,7 +1,8 @@
 """The pages the build writes: the appendix from papermill's metadata, the headline from
-the cells tagged ``headline``."""
+the cells tagged ``headline``, and the tables a page offers as CSV downloads."""
 
 import nbformat
+import pytest
 
 from srlib.book.appendix import write_appendix, write_headline
 
@@ -44,3 +45,25 @@ def test_headline_is_what_the_tagged_cells_printed(tmp_path):
     assert "\n- SR gray − Min-K% = +0.10 MCC \\[+0.01, +0.2\\]: better.\n" in text
     assert "- n\\_gram \\*acc\\*" in text and "not this" not in text and "```" not in text
     assert "computes it" in write_headline(tmp_path, [b]).read_text()
+
+
+def test_a_table_downloads_whole_from_its_link_and_a_bad_name_or_size_is_refused(monkeypatch):
+    import base64
+    import io
+    import re
+
+    import pandas as pd
+
+    from srlib.book import download
+
+    table = pd.DataFrame({"detector": ["SR gray", "PPL, calibrated"], "mcc": [0.25, -0.1]})
+    link = download.csv_link(table, "claims", index=False)
+    assert 'download="claims.csv"' in link and "(2 rows)" in link
+    payload = re.search(r"base64,([^\"]+)", link).group(1)
+    back = pd.read_csv(io.StringIO(base64.b64decode(payload).decode("utf-8")))
+    pd.testing.assert_frame_equal(back, table)
+    with pytest.raises(ValueError, match="download name 'a b'"):
+        download.csv_link(table, "a b")
+    monkeypatch.setattr(download, "LIMIT", 10)
+    with pytest.raises(ValueError, match="table 'claims' is .* bytes as CSV, over 10"):
+        download.csv_link(table, "claims")

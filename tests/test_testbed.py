@@ -257,9 +257,16 @@ def test_controls_tables_cover_every_condition(quick_testbed_cache):
     assert set(para.leaked) == {"original", "paraphrase"}
     pooled = controls.pooled_table(tb)
     assert pooled["saw it"].any() and (~pooled["saw it"]).any()
+    assert set(pooled.benchmark) == set(tb.split.benchmark)  # controls of the set's own format
     assert pooled["p (vs reference)"].between(0, 1).all()
     assert pooled["p (vs control)"].between(0, 1).all()
-    assert pooled["control samples"].between(1, tb.config.calibration_variants).all()
+    held = tb.split[~tb.split.leaked].groupby("benchmark").size()
+    main = pooled[pooled.set.str.endswith("(main run)") & pooled["saw it"]].set_index("benchmark")
+    assert (main["control samples"] == held.reindex(main.index)).all()  # the unseen half
+    clean = pooled[~pooled["saw it"]]
+    assert (clean.samples <= clean["control samples"]).all()  # one half against the other
+    fpr = controls.false_positive_rate(pooled)
+    assert fpr.tests.tolist() == [len(clean)] * 2
     power = controls.power_table(tb, sizes=(3,), draws=5)
     assert set(power.set) == set(pooled.set)
     assert set(power.design) == {"vs reference", "vs control"}

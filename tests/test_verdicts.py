@@ -192,11 +192,32 @@ def test_pooled_power_reports_power_and_whether_alpha_holds():
             "low": [0.3, 0.8, 0.0, 0.2],
             "high": [0.7, 1.0, 0.1, 0.4],
             "saw it": [True, True, False, False],
+            "benchmark": "humaneval",
         }
     )
     clean, leaked = tbv.pooled_power(power, 0.01)  # sorted by (design, set)
-    assert leaked == "vs control, leaked: rejected in 90% of sets of 10."
+    assert leaked == "vs control, leaked, humaneval: rejected in 90% of sets of 10."
     assert "sets of 10" in clean and "α = 0.01: the level does not hold." in clean
+
+
+def test_the_pooled_false_positive_rate_is_read_from_its_interval():
+    from srlib.testbed.controls import false_positive_rate
+
+    pooled = pd.DataFrame(
+        {
+            "saw it": [True] + [False] * 6,
+            "p (vs reference)": [0.0, 0.001, 0.002, 0.003, 0.5, 0.6, 0.7],  # 3 of 6 clean
+            "p (vs control)": [0.0, 0.5, 0.5, 0.5, 0.5, 0.5, np.nan],  # 0 of 5 clean
+        }
+    )
+    fpr = false_positive_rate(pooled, alpha=0.01).set_index("design")
+    assert fpr.loc["vs reference", ["tests", "rejected"]].tolist() == [6, 3]
+    assert fpr.loc["vs control", ["tests", "rejected", "rate", "low"]].tolist() == [5, 0, 0, 0]
+    assert fpr.loc["vs reference", "low"] > 0.01  # exact interval: 3 of 6 is above 1%
+    reference, control = tbv.pooled_fpr(fpr.reset_index(), 0.01)
+    assert reference.startswith("vs reference, 3 of 6 clean tests rejected: 50%")
+    assert reference.endswith("the level does not hold.")
+    assert control.endswith("consistent with α = 0.01.")
 
 
 def _answer(excess_elsewhere_low: float) -> pd.DataFrame:

@@ -89,66 +89,80 @@ def paraphrase_table(tb: Testbed) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class PooledSet:
-    """One set the pooled test runs on: per-sample contrasts of the target against the
-    reference model, the same contrasts on the clean control samples, and whether the
-    target saw the set."""
+    """One set the pooled test runs on, within one benchmark: per-sample contrasts of the
+    target against the reference model, the same contrasts on control problems of the same
+    benchmark that the target never saw, and whether the target saw the set."""
 
     contrasts: np.ndarray
     control: np.ndarray
     saw: bool
 
 
-def _pooled_set(tb: Testbed, target, reference, saw: bool, ids=None) -> PooledSet:
-    """Contrasts (``pooled.contrasts``) of checkpoint ``target`` against ``reference`` on the
-    testbed's samples (or those in ``ids``) and on the calibration samples with variants."""
+def _contrasts(tb: Testbed, target, reference) -> pd.Series:
+    """Sample id → ``pooled.contrasts`` of checkpoint ``target`` against ``reference``."""
     n = tb.config.n
     t, r = tb.scores(target, n).set_index("id"), tb.scores(reference, n).set_index("id")
-    index = t.index if ids is None else t.index[t.index.isin(ids)]
-    ct, cr = tb.calibration_scores(target), tb.calibration_scores(reference)
-    control = contrasts(list(ct.gray_scores), list(cr.gray_scores))
+    values = contrasts(list(t.gray_scores), list(r.gray_scores.reindex(t.index)))
+    return pd.Series(values, index=t.index).replace([np.inf, -np.inf], np.nan).dropna()
+
+
+def _halves(ids, seed: int, name: str) -> tuple[list, list]:
+    """``ids`` in two seeded random halves (a set and its control, both unseen)."""
+    ids = sorted(ids)
+    order = np.random.default_rng([seed, len(ids), sum(map(ord, name))]).permutation(len(ids))
+    half = len(ids) // 2
+    return [ids[i] for i in order[:half]], [ids[i] for i in order[half:]]
+
+
+def _pooled(c: pd.Series, ids, control, saw: bool) -> PooledSet:
     return PooledSet(
-        contrasts(list(t.gray_scores[index]), list(r.gray_scores[index])),
-        control[np.isfinite(control)],
+        c.reindex(sorted(ids)).dropna().to_numpy(),
+        c.reindex(sorted(control)).dropna().to_numpy(),
         saw,
     )
 
 
-def pooled_conditions(tb: Testbed) -> dict[str, PooledSet]:
-    """The sets the pooled tests run on, by name. Leaked sets under the exposure sweep (each
-    group) and the main run; clean sets: the main run's held-out half, the null-control
-    model against the base model, and the base model against the unrelated reference
-    (neither saw any benchmark)."""
-    split = tb.split.set_index("id").leaked
-    leaked, held = set(split.index[split]), set(split.index[~split])
-    main = last_stage(tb, tb.main).path
-    out = {}
-    if EXPOSURE in tb.runs:
-        sweep = last_stage(tb, EXPOSURE).path
-        groups = tb.exposure_groups()
-        for copies in tb.config.exposure_sweep:
-            ids = {i for i, c in groups.items() if c == copies}
-            out[f"leaked, seen {copies}×"] = _pooled_set(tb, sweep, tb.base, True, ids)
+def pooled_conditions(tb: Testbed) -> dict[tuple[str, str], PooledSet]:
+    """The sets the pooled tests run on, by (condition, benchmark), each with controls of its
+    own benchmark (its format) that the target never saw. Leaked sets (the exposure sweep's
+    groups, the main run's leaked half) against the main run's held-out half; clean sets,
+    each one seeded half of unseen problems against the other half: the main run's held-out
+    half, the null-control model against the base model, and the base model against the
+    unrelated reference (neither saw any benchmark)."""
+    seed = tb.config.seed
+    main = _contrasts(tb, last_stage(tb, tb.main).path, tb.base)
+    sweep = _contrasts(tb, last_stage(tb, EXPOSURE).path, tb.base) if EXPOSURE in tb.runs else None
+    null = _contrasts(tb, last_stage(tb, NULL).path, tb.base) if NULL in tb.runs else None
+    unrelated = _contrasts(tb, tb.base, tb.reference)
+    groups = tb.exposure_groups() if sweep is not None else {}
     seen = tb.config.repeats * tb.config.epochs
-    out[f"leaked, seen {seen}× (main run)"] = _pooled_set(tb, main, tb.base, True, leaked)
-    out["held out (main run)"] = _pooled_set(tb, main, tb.base, False, held)
-    if NULL in tb.runs:
-        out["null control vs base"] = _pooled_set(tb, last_stage(tb, NULL).path, tb.base, False)
-    out["base vs unrelated"] = _pooled_set(tb, tb.base, tb.reference, False)
+    out = {}
+    for bench, g in tb.split.groupby("benchmark", sort=False):
+        leaked, held = list(g.id[g.leaked]), list(g.id[~g.leaked])
+        for copies in tb.config.exposure_sweep if sweep is not None else ():
+            ids = [i for i in leaked if groups.get(i) == copies]
+            out[f"leaked, seen {copies}×", bench] = _pooled(sweep, ids, held, True)
+        out[f"leaked, seen {seen}× (main run)", bench] = _pooled(main, leaked, held, True)
+        out["held out (main run)", bench] = _pooled(main, *_halves(held, seed, "held"), False)
+        everything = _halves(g.id, seed, "all")
+        if null is not None:
+            out["null control vs base", bench] = _pooled(null, *everything, False)
+        out["base vs unrelated", bench] = _pooled(unrelated, *everything, False)
     return out
 
 
 def pooled_table(tb: Testbed, method: str = "wilcoxon") -> pd.DataFrame:
-    """Both pooled tests per condition on all its samples: the paired test against the
-    reference (``method``) and the empirical null against the clean control samples
-    (Mann-Whitney); mean contrasts and sizes."""
+    """Both pooled tests per condition and benchmark on all its samples: the paired test
+    against the reference (``method``) and the empirical null against the same benchmark's
+    unseen control problems (Mann-Whitney); mean contrasts and sizes."""
     rows = []
-    for name, ps in pooled_conditions(tb).items():
-        d = ps.contrasts[np.isfinite(ps.contrasts)]
-        paired = contrast_test(d, method, seed=tb.config.seed)
-        control = control_test(d, ps.control)
+    for (name, bench), ps in pooled_conditions(tb).items():
+        paired = contrast_test(ps.contrasts, method, seed=tb.config.seed)
+        control = control_test(ps.contrasts, ps.control)
         rows.append(
             {
                 "set": name,
+                "benchmark": bench,
                 "saw it": ps.saw,
                 "samples": paired.n,
                 "control samples": ps.control.size,
@@ -161,21 +175,49 @@ def pooled_table(tb: Testbed, method: str = "wilcoxon") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def false_positive_rate(pooled: pd.DataFrame, alpha: float = 0.01) -> pd.DataFrame:
+    """Per design, over the sets no model saw (``pooled_table``'s clean rows: conditions ×
+    benchmarks, each a different model pair or a disjoint pair of halves): how many tests
+    reject at ``alpha``, as a rate with its exact (Clopper-Pearson) 95% interval."""
+    clean = pooled[~pooled["saw it"]]
+    rows = []
+    for design in ("vs reference", "vs control"):
+        p = clean[f"p ({design})"].dropna()
+        k = int((p < alpha).sum())
+        low, high = (
+            stats.binomtest(k, len(p)).proportion_ci(0.95, method="exact")
+            if len(p)
+            else (np.nan, np.nan)
+        )
+        rows.append(
+            {
+                "design": design,
+                "tests": len(p),
+                "rejected": k,
+                "rate": k / len(p) if len(p) else np.nan,
+            }
+            | {"low": low, "high": high}
+        )
+    return pd.DataFrame(rows)
+
+
 def power_table(
     tb: Testbed, sizes=(5, 10, 20, 40, 80, 160), draws: int = 200, alpha: float = 0.01
 ) -> pd.DataFrame:
     """How often each pooled test rejects at ``alpha`` on random subsets of each size, per
-    condition and design ("vs reference": paired Wilcoxon; "vs control": the empirical
-    null): power on sets the model saw, the false-positive rate on clean ones."""
+    condition, benchmark and design ("vs reference": paired Wilcoxon; "vs control": the
+    empirical null of the same benchmark): power on sets the model saw; on clean sets the
+    rejection rate of subsets of one pool (overlapping: ``false_positive_rate`` counts
+    independent tests)."""
     frames = []
-    for name, ps in pooled_conditions(tb).items():
+    for (name, bench), ps in pooled_conditions(tb).items():
         for design, control in (("vs reference", None), ("vs control", ps.control)):
             if control is not None and control.size == 0:
                 continue
             m = rejection_rate(
                 ps.contrasts, sizes, draws, alpha, seed=tb.config.seed, control=control
             )
-            frames.append(m.assign(set=name, design=design, **{"saw it": ps.saw}))
+            frames.append(m.assign(set=name, benchmark=bench, design=design, **{"saw it": ps.saw}))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -59,24 +59,44 @@ def calibration_shift_summary(mcc: pd.DataFrame) -> list[str]:
 
 
 def pooled_power(power: pd.DataFrame, alpha: float) -> list[str]:
-    """At the largest set size per design and condition: the rejection rate where the model
-    saw the set (power), and where it did not whether α holds (the interval's lower end)."""
-    largest = power.loc[power.groupby(["design", "set"]).samples.idxmax()]
+    """At the largest set size per design, condition and benchmark: the rejection rate where
+    the model saw the set (power), and where it did not whether α holds (the interval's lower
+    end; subsets of one pool, so read ``pooled_fpr`` for the rate over independent tests)."""
+    keys = ["design", "set", "benchmark"]
+    largest = power.loc[power.groupby(keys).samples.idxmax()]
     out = []
-    for (design, name), r in largest.set_index(["design", "set"]).iterrows():
+    for (design, name, bench), r in largest.set_index(keys).iterrows():
         if r["saw it"]:
             out.append(
-                f"{design}, {name}: rejected in {r['rejection rate']:.0%} of sets of {r.samples}."
+                f"{design}, {name}, {bench}: rejected in {r['rejection rate']:.0%} of sets "
+                f"of {r.samples}."
             )
         else:
             rate = rate_holds(
-                f"{design}, {name} (never saw it), sets of {r.samples}",
+                f"{design}, {name}, {bench} (never saw it), sets of {r.samples}",
                 r["rejection rate"],
                 r.low,
                 r.high,
                 alpha,
             )
             out.append(rate.replace(f"the nominal {alpha:g}", f"α = {alpha:g}"))
+    return out
+
+
+def pooled_fpr(fpr: pd.DataFrame, alpha: float) -> list[str]:
+    """The pooled tests' false-positive rate per design over the clean sets' independent
+    tests (``controls.false_positive_rate``), against α, from its interval."""
+    out = []
+    for _, r in fpr.iterrows():
+        if not r.tests:
+            out.append(f"{r.design}: no clean set was tested.")
+            continue
+        name = f"{r.design}, {r.rejected} of {r.tests} clean tests rejected"
+        out.append(
+            rate_holds(name, r.rate, r.low, r.high, alpha).replace(
+                f"the nominal {alpha:g}", f"α = {alpha:g}"
+            )
+        )
     return out
 
 
