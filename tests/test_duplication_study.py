@@ -330,3 +330,38 @@ def test_the_context_only_reference_reads_the_context_and_never_the_shape():
 
 def _halves():
     return np.arange(100), np.arange(0)
+
+
+def test_every_scenario_trains_the_same_steps_and_the_budget_is_stated():
+    import torch
+
+    from srlib.duplication.budget import budget_table, equal_steps
+    from srlib.duplication.classifiers import LSTMDetector, fit_balanced
+
+    net = torch.nn.Linear(1, 1)
+    calls = {"steps": 0, "scores": 0}
+    optimiser = torch.optim.SGD(net.parameters(), lr=0.1)
+    real = optimiser.step
+    optimiser.step = lambda: (calls.__setitem__("steps", calls["steps"] + 1), real())[1]
+
+    def score():
+        calls["scores"] += 1
+        return float(calls["scores"])
+
+    x, y = torch.ones(10, 1), np.arange(10) % 2 == 0
+    fit_balanced([net], optimiser, lambda b: net(x[b]).squeeze(-1), y, 2, 4, 0, score, steps=7)
+    assert calls == {"steps": 7, "scores": 3}  # passes of 3, 3 and 1 steps, each scored
+    with pytest.raises(ValueError, match="no training rows"):
+        fit_balanced([net], optimiser, lambda b: net(x[b]), y[:0], 2, 4, 0, score)
+    lstm = LSTMDetector(epochs=3, batch_size=64)
+    assert equal_steps(lstm, 1000) == 3 * 16
+    tuned = PROFILES["quick"]
+    from srlib.duplication.study import make_detector
+
+    finetuned = make_detector("Encoder (fine-tuned)", tuned, None)
+    assert equal_steps(finetuned, 1000) == tuned.finetune_epochs * 1  # 16 samples, batch 16
+    table = budget_table(
+        {"LSTM": lstm, "shape rule": make_detector("shape rule", tuned, None)}, 1000
+    )
+    assert table.loc["LSTM", "training"].startswith("48 steps of 64")
+    assert table.loc["shape rule", "training"] == "none (no training)"

@@ -129,27 +129,36 @@ def fit_balanced(
     batch_size: int,
     seed: int,
     score: Callable[[], float],
+    steps: int | None = None,
 ) -> None:
     """The neural detectors' one training loop: seeded mini-batches of row positions
     ``0..len(labels)-1``, ``logits_of(positions)`` against the class-balanced binary
-    cross-entropy, ``score()`` (validation F1) after each epoch; the ``modules`` are left
-    with the weights of the best epoch."""
+    cross-entropy, ``score()`` (validation F1) after each pass over the data and at the last
+    step; the ``modules`` are left with the weights of the best of those. ``steps`` (None:
+    ``epochs`` passes) is the number of optimiser steps, so that scenarios with fewer
+    training samples train as long as the others (``budget.equal_steps``)."""
     import torch
 
     y = torch.tensor(labels, dtype=torch.float32)
     weight = positive_weight(labels)
     generator = torch.Generator().manual_seed(seed)
-    best, state = -1.0, None
-    for _ in range(epochs):
+    per_pass = -(-len(labels) // batch_size)
+    if not per_pass:
+        raise ValueError("no training rows: a detector needs at least one")
+    steps = epochs * per_pass if steps is None else steps
+    best, state, done = -1.0, None, 0
+    while done < steps:
         for m in modules:
             m.train()
-        for batch in torch.randperm(len(labels), generator=generator).split(batch_size):
+        order = torch.randperm(len(labels), generator=generator).split(batch_size)
+        for batch in order[: steps - done]:
             optimiser.zero_grad()
             loss = torch.nn.functional.binary_cross_entropy_with_logits(
                 logits_of(batch), y[batch], pos_weight=weight
             )
             loss.backward()
             optimiser.step()
+            done += 1
         value = score()
         if value > best:
             best = value
@@ -194,6 +203,7 @@ class LSTMDetector:
     batch_size: int = 64
     lr: float = 2e-3
     seed: int = 0
+    steps: int | None = None  # optimiser steps (None: ``epochs`` passes); see ``fit_balanced``
     name: str = "LSTM"
 
     def _encode(self, data: Dataset, rows: np.ndarray):
@@ -233,6 +243,7 @@ class LSTMDetector:
             self.batch_size,
             self.seed,
             lambda: f1_score(data.labels[val], self.predict(data, val), zero_division=0),
+            self.steps,
         )
         return self
 

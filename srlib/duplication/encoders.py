@@ -120,6 +120,7 @@ class FrozenEncoderMLP:
     lr: float = 1e-3
     batch_size: int = 64
     seed: int = 0
+    steps: int | None = None  # optimiser steps (None: ``epochs`` passes)
     name: str = "Encoder + MLP (frozen)"
     _vectors: dict = field(default_factory=dict, repr=False)
 
@@ -155,6 +156,7 @@ class FrozenEncoderMLP:
             self.batch_size,
             self.seed,
             lambda: f1_score(data.labels[val], self.predict(data, val), zero_division=0),
+            self.steps,
         )
         return self
 
@@ -183,6 +185,7 @@ class FineTunedEncoder:
     batch_size: int = 16
     max_val: int | None = 64
     seed: int = 0
+    steps: int | None = None  # optimiser steps (None: ``epochs`` passes)
     name: str = "Encoder (fine-tuned)"
 
     def _logits(self, texts: list[str]):
@@ -215,6 +218,7 @@ class FineTunedEncoder:
             self.batch_size,
             self.seed,
             lambda: f1_score(data.labels[val], self.predict(data, val), zero_division=0),
+            self.steps,
         )
         return self
 

@@ -23,6 +23,7 @@ from scipy import stats
 from sklearn.metrics import f1_score, matthews_corrcoef, precision_score, recall_score
 from tqdm import tqdm
 
+from srlib.duplication.budget import budget_table, equal_steps, largest_training_fold
 from srlib.duplication.classifiers import LSTMDetector, RandomForestDE
 from srlib.duplication.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
 from srlib.duplication.features import Dataset, dataset
@@ -165,6 +166,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def budgets(config: StudyConfig, folds: pd.DataFrame, cache_dir: Path) -> pd.DataFrame:
+    """What each of the configuration's models trains for on these folds (``budget``)."""
+    detectors = {m: make_detector(m, config, cache_dir) for m in config.models}
+    return budget_table(detectors, largest_training_fold(folds))
+
+
 def make_detector(name: str, config: StudyConfig, cache_dir: Path, params: dict | None = None):
     """A fresh detector of family ``name`` with the configuration's settings."""
     seed = config.seed
@@ -249,6 +256,7 @@ def run_study(
         with atomic_path(out / "folds.parquet") as tmp:
             folds.to_parquet(tmp)
     cache = Path(cache_dir) if cache_dir else out
+    largest = largest_training_fold(folds)
     jobs = [
         (m, s, f)
         for m in config.models
@@ -262,6 +270,8 @@ def run_study(
         idx = fold_indices(folds, scenario, fold)
         params = _rf_params(out, scenario, fold, config) if model == "Random Forest" else None
         detector = make_detector(model, config, cache, params)
+        if hasattr(detector, "steps"):
+            detector.steps = equal_steps(detector, largest)
         detector.fit(data, idx["train"], idx["val"])
         if model == "Random Forest" and params is None and config.rf_tune == "once":
             write_json(out / f"rf-params--{scenario}.json", detector.params)
