@@ -122,10 +122,10 @@ def dask_client():
 
 @pytest.fixture(scope="session")
 def contexts():
-    """2,500 code windows with planted exact and near copies."""
+    """1,500 code windows with planted exact and near copies."""
     from synthetic import code_windows
 
-    return code_windows(2500, exact=0.3, near=0.3, max_copies=3, chars=600_000)
+    return code_windows(1500, exact=0.3, near=0.3, max_copies=3, chars=400_000)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from srlib.duplication.corpus import CorpusConfig, make_corpus
 from srlib.duplication.features import entropy, shape
 from srlib.duplication.partition import partition
 from srlib.duplication.scenarios import (
+    char_duplicated_in_train,
     duplicated_in_train,
     fold_indices,
     leakage_table,
@@ -61,6 +62,16 @@ def test_unique_folds_never_hold_a_duplicate_of_a_test_context(prepared):
     assert leaks.loc["unique", rule].sum() == 0  # leak-free under the rule that built it
     chars = leaks["character 8-grams ≥ 0.9 in train"]
     assert chars["mixed"] >= leaks.loc["mixed", "exact duplicate in train"] > chars["unique"]
+    for scenario, row in leaks.iterrows():  # one search over all contexts = one per fold
+        e = n = c = 0
+        for fold in range(PROFILES["quick"].k):
+            idx = fold_indices(p.folds, scenario, fold)
+            test, train = idx["test"], idx["train"]
+            ex, near = duplicated_in_train(p.contexts, test, train, p.languages, "exhaustive")
+            e, n = e + ex.sum(), n + (near & ~ex).sum()
+            c += char_duplicated_in_train(p.contexts, test, train, method="exhaustive").sum()
+        tested = row["test samples"]
+        assert [e / tested, n / tested, c / tested] == row.iloc[1:].tolist(), scenario
 
 
 def test_the_character_ngram_check_sees_small_edits_the_token_rule_is_not_asked_about():
