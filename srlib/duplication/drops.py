@@ -84,10 +84,25 @@ def bootstrap_mcc(
     return out
 
 
+def _quantiles(values: np.ndarray, q: list[float]) -> tuple[float, float]:
+    """The ``q`` quantiles of resampled values; NaN where any resample is undefined."""
+    if np.isnan(values).any():
+        return float("nan"), float("nan")
+    lo, hi = np.quantile(values, q)
+    return float(lo), float(hi)
+
+
 def _relative(drop: np.ndarray, start: np.ndarray) -> np.ndarray:
     """The drop as a share of the start MCC; NaN where that MCC is not above 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(start > 0, drop / np.where(start > 0, start, 1), np.nan)
+
+
+def _drop(boots: dict, model: str, start: str, end: str) -> tuple[float, np.ndarray, float]:
+    """A model's drop start − end: its relative point, relative resamples (NaN where a
+    resample's start MCC is not above 0) and absolute point."""
+    (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
+    return float(_relative(np.array(a - b), np.array(a))), _relative(boot_a - boot_b, boot_a), a - b
 
 
 def mcc_drop_intervals(
@@ -111,9 +126,8 @@ def mcc_drop_intervals(
             continue
         (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
         lo, hi = np.quantile(boot_a - boot_b, q)
-        rel_lo = rel_hi = float("nan")
-        if (boot_a > 0).all():
-            rel_lo, rel_hi = np.quantile(_relative(boot_a - boot_b, boot_a), q)
+        rel, rel_boots, _ = _drop(boots, model, start, end)
+        rel_lo, rel_hi = _quantiles(rel_boots, q)
         rows.append(
             {
                 "model": model,
@@ -122,9 +136,9 @@ def mcc_drop_intervals(
                 "drop": a - b,
                 "drop low": float(lo),
                 "drop high": float(hi),
-                "relative drop": float(_relative(np.array(a - b), np.array(a))),
-                "relative low": float(rel_lo),
-                "relative high": float(rel_hi),
+                "relative drop": rel,
+                "relative low": rel_lo,
+                "relative high": rel_hi,
             }
         )
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
@@ -147,20 +161,14 @@ def drop_differences(
     boots = bootstrap_mcc(predictions, labels, (start, end), n_boot, seed)
     q = [(1 - level) / 2, (1 + level) / 2]
 
-    def rel(name: str) -> tuple[float, np.ndarray]:
-        (a, boot_a), (b, boot_b) = boots[name, start], boots[name, end]
-        point = float(_relative(np.array(a - b), np.array(a)))
-        return point, _relative(boot_a - boot_b, boot_a)
-
     if (model, start) not in boots or (model, end) not in boots:
         raise ValueError(f"no {start} and {end} results for {model!r} in these predictions")
-    mine, mine_boot = rel(model)
+    mine, mine_boot, _ = _drop(boots, model, start, end)
     names = others if others is not None else [m for m in predictions.model.unique() if m != model]
     rows = []
     for other in names:
-        theirs, theirs_boot = rel(other)
-        diff = mine_boot - theirs_boot
-        lo, hi = np.quantile(diff, q) if not np.isnan(diff).any() else (np.nan, np.nan)
+        theirs, theirs_boot, _ = _drop(boots, other, start, end)
+        lo, hi = _quantiles(mine_boot - theirs_boot, q)
         rows.append(
             {
                 "other": other,

@@ -95,29 +95,37 @@ def largest_drop(differences: pd.DataFrame, model: str = "Random Forest") -> str
     rows = differences.drop(index=list(REFERENCES), errors="ignore")
     if rows.low.isna().all():
         return f"No model's relative drop can be compared with {model}'s."
-    more = list(rows.index[rows.low > 0])
-    less = list(rows.index[rows.high < 0])
-    undefined = list(rows.index[rows.low.isna()])
-    unclear = [m for m in rows.index if m not in more + less + undefined]
-    if len(more) == len(rows):
+    side = _sides(rows.index, rows.low, rows.high)
+    if len(side["above"]) == len(rows):
         return (
             f"{model} drops more than every other model (each paired interval above 0), "
             "as in the study."
         )
-    parts = []
-    if more:
-        parts.append(f"more than {', '.join(more)}")
-    if less:
-        parts.append(f"less than {', '.join(less)}")
-    if unclear:
-        parts.append(f"no evidence of a difference from {', '.join(unclear)}")
-    if undefined:
-        parts.append(f"no comparison with {', '.join(undefined)} (a Mixed MCC not above 0)")
-    return (
-        f"{model}'s relative drop, paired with each other model's: "
-        + "; ".join(parts)
-        + ". The study's finding that it drops most is not reproduced here."
+    text = _listing(
+        side,
+        above="more than {}",
+        below="less than {}",
+        unclear="no evidence of a difference from {}",
+        undefined="no comparison with {} (a Mixed MCC not above 0)",
     )
+    return (
+        f"{model}'s relative drop, paired with each other model's: {text}. "
+        "The study's finding that it drops most is not reproduced here."
+    )
+
+
+def _sides(names, low, high) -> dict[str, list]:
+    """Names whose interval lies above 0, below 0, includes 0, or is undefined (NaN)."""
+    out: dict[str, list] = {"above": [], "below": [], "unclear": [], "undefined": []}
+    for name, lo, hi in zip(names, low, high, strict=True):
+        key = "undefined" if pd.isna(lo) else "above" if lo > 0 else "below" if hi < 0 else None
+        out[key or "unclear"].append(name)
+    return out
+
+
+def _listing(side: dict[str, list], **templates: str) -> str:
+    """The non-empty sides, each through its template, joined by semicolons."""
+    return "; ".join(t.format(", ".join(side[k])) for k, t in templates.items() if side[k])
 
 
 def against_references(table: pd.DataFrame, reference: str = "shape rule") -> list[str]:
@@ -128,21 +136,18 @@ def against_references(table: pd.DataFrame, reference: str = "shape rule") -> li
     for model, g in table.drop(index=list(REFERENCES), level="model", errors="ignore").groupby(
         level="model", sort=False
     ):
-        scenarios = g.index.get_level_values("scenario")
-        above = list(scenarios[g.low > 0])
-        below = list(scenarios[g.high < 0])
-        unclear = [s for s in scenarios if s not in above and s not in below]
-        if len(above) == len(g):
+        side = _sides(g.index.get_level_values("scenario"), g.low, g.high)
+        if len(side["above"]) == len(g):
             out.append(f"{model} beats the {reference} in every scenario (paired intervals).")
             continue
-        parts = []
-        if above:
-            parts.append(f"beats it in {', '.join(above)}")
-        if below:
-            parts.append(f"falls below it in {', '.join(below)}")
-        if unclear:
-            parts.append(f"no evidence of a difference in {', '.join(unclear)}")
-        out.append(f"{model} against the {reference}: " + "; ".join(parts) + ".")
+        text = _listing(
+            side,
+            above="beats it in {}",
+            below="falls below it in {}",
+            unclear="no evidence of a difference in {}",
+            undefined="no interval in {}",
+        )
+        out.append(f"{model} against the {reference}: {text}.")
     return out
 
 
