@@ -1,17 +1,17 @@
 """Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP rename
 variant checked byte for byte. Each returns a small JSON-able result that its test asserts
 on. With the quick book building beside the suite (``quickbook.py``), that process computes
-them on its own core while the suite's other tests run, and the tests read its answers; run
-alone, a test computes its check itself (``conftest.background_job``)."""
+those in ``JOBS`` on its own core while the suite's other tests run, and the tests read its
+answers; any other, or a test run alone, computes its check itself
+(``conftest.background_job``)."""
 
 from __future__ import annotations
 
 import ast
 import warnings
 
-JOBS = ("mbpp_rename_problems",)  # computed by the quick book's process; the others here
-# (the quick book's process is the suite's longer half: mbpp_canonical_failures moved to the
-# tests' own process evens them)
+JOBS = ("mbpp_rename_problems",)  # the quick book's process is the suite's longer half, so
+# mbpp_canonical_failures runs in the tests' own process
 
 
 def mbpp_canonical_failures() -> list[int]:
