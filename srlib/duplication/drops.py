@@ -98,11 +98,11 @@ def _relative(drop: np.ndarray, start: np.ndarray) -> np.ndarray:
         return np.where(start > 0, drop / np.where(start > 0, start, 1), np.nan)
 
 
-def _drop(boots: dict, model: str, start: str, end: str) -> tuple[float, np.ndarray, float]:
-    """A model's drop start − end: its relative point, relative resamples (NaN where a
-    resample's start MCC is not above 0) and absolute point."""
+def _drop(boots: dict, model: str, start: str, end: str) -> tuple[float, np.ndarray]:
+    """A model's relative drop start → end and its resamples (NaN where a resample's start
+    MCC is not above 0)."""
     (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
-    return float(_relative(np.array(a - b), np.array(a))), _relative(boot_a - boot_b, boot_a), a - b
+    return float(_relative(np.array(a - b), np.array(a))), _relative(boot_a - boot_b, boot_a)
 
 
 def mcc_drop_intervals(
@@ -126,7 +126,7 @@ def mcc_drop_intervals(
             continue
         (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
         lo, hi = np.quantile(boot_a - boot_b, q)
-        rel, rel_boots, _ = _drop(boots, model, start, end)
+        rel, rel_boots = _drop(boots, model, start, end)
         rel_lo, rel_hi = _quantiles(rel_boots, q)
         rows.append(
             {
@@ -163,11 +163,11 @@ def drop_differences(
 
     if (model, start) not in boots or (model, end) not in boots:
         raise ValueError(f"no {start} and {end} results for {model!r} in these predictions")
-    mine, mine_boot, _ = _drop(boots, model, start, end)
+    mine, mine_boot = _drop(boots, model, start, end)
     names = others if others is not None else [m for m in predictions.model.unique() if m != model]
     rows = []
     for other in names:
-        theirs, theirs_boot, _ = _drop(boots, other, start, end)
+        theirs, theirs_boot = _drop(boots, other, start, end)
         lo, hi = _quantiles(mine_boot - theirs_boot, q)
         rows.append(
             {
