@@ -18,6 +18,22 @@ def code_tokens(text: str) -> list[str]:
     return CODE_TOKEN.findall(text)
 
 
+SETTLE_MARGIN = 4
+"""Characters past a code token after which no continuation can change it: the pattern looks
+at most two characters ahead (``3.`` + ``5``), and a tokenizer's decoding clean-up rewrites at
+most four (`` n't``)."""
+
+
+def code_tokens_settled(text: str, k: int) -> bool:
+    """Whether the first ``k`` code tokens of ``text`` are final: whatever is appended, they
+    stay the same (a generation can stop there without changing them). An undecoded byte
+    (U+FFFD, half of a character) settles nothing."""
+    if "\ufffd" in text:
+        return False
+    ends = [m.end() for m in CODE_TOKEN.finditer(text)]
+    return len(ends) >= k and len(text) - ends[k - 1] >= SETTLE_MARGIN
+
+
 def line_starts(text: str, universal: bool = True) -> list[int]:
     """Character offset where each line starts. ``universal``: ``\\r\\n``, ``\\r`` and
     ``\\n`` end lines (as Python's parser sees a string); otherwise only ``\\n`` (as

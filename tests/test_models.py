@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from srlib.benchmarks import load_benchmark
+from srlib.codetext import code_tokens, code_tokens_settled
 from srlib.models.base import GenerationSettings, LanguageModel, TokenScores
 from srlib.models.cache import CachedModel, DiskCache
 from srlib.models.hf import HFModel, ModelNotFound, _windows
@@ -206,3 +207,31 @@ def test_cache_keys_generation_settings(hf, texts, tmp_path):
 def test_token_scores_validate_shapes():
     with pytest.raises(ValueError, match="shape"):
         TokenScores(["a", "b"], np.zeros(2), np.zeros(1), np.zeros(2))
+
+
+def test_generation_order_does_not_change_outputs(hf, texts):
+    prompts = [t[: 20 + 17 * i] for i, t in enumerate(texts[:5])]  # distinct lengths
+    settings = GenerationSettings(max_new_tokens=5)
+    forward = hf.generate(prompts, settings)
+    assert hf.generate(prompts[::-1], settings) == forward[::-1]
+    assert [hf.generate([p], settings)[0] for p in prompts[:2]] == forward[:2]
+
+
+def test_settled_generation_is_a_prefix_with_the_same_first_code_tokens(memorised):
+    """The fast path (stop once k code tokens are final) against the full generation."""
+    known = [s.text for s in load_benchmark("humaneval")[2:4]]
+    prompts = [t[:cut] for t in known for cut in (90, 160, 230, 300)]
+    full = memorised.generate(prompts, GenerationSettings(max_new_tokens=40))
+    fast = memorised.generate(prompts, GenerationSettings(max_new_tokens=40, settled_code_tokens=3))
+    for (a,), (b,) in zip(fast, full, strict=True):
+        assert b.startswith(a) and code_tokens(a)[:3] == code_tokens(b)[:3]
+    assert sum(len(a) for (a,) in fast) < sum(len(b) for (b,) in full) / 2
+
+
+def test_settled_code_tokens():
+    assert not code_tokens_settled("x = 3.", 3)  # "3." may become "3.5"
+    assert not code_tokens_settled("x = 3.5", 3)  # too close to the end
+    assert code_tokens_settled("x = 3.5 + y", 3)
+    assert not code_tokens_settled("x = do n", 3)  # " n't" may still be cleaned to "don't"
+    assert not code_tokens_settled("a b", 5)
+    assert not code_tokens_settled("x = 1 + 2 \ufffd", 3)  # half a character

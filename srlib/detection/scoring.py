@@ -142,7 +142,11 @@ def ngram_accuracy_many(
             ]
         )
         prompts += [text[: toks[p].start()] for p in positions]
-    gens = model.generate(prompts, GenerationSettings(max_new_tokens=8 * n)) if prompts else []
+    gens = (
+        model.generate(prompts, GenerationSettings(max_new_tokens=8 * n, settled_code_tokens=n))
+        if prompts
+        else []
+    )
     out = []
     for plan in plans:
         if plan is None:

@@ -69,6 +69,8 @@ class GenerationSettings:
     top_p: float = 1.0
     seed: int = 0
     num_samples: int = 1
+    settled_code_tokens: int = 0  # a backend may stop a generation once its first k code
+    # tokens are final (``codetext.code_tokens_settled``); 0: never. Only those k are then whole
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from srlib.codetext import code_tokens_settled
 from srlib.errors import SrlibError
 from srlib.models.base import GenerationSettings, TokenScores, torch_threads
 from srlib.models.digest import file_digest
@@ -71,6 +72,27 @@ def _windows(n: int, size: int, stride: int) -> list[tuple[int, int, int]]:
         scored = end
         start = end - (size - stride)
     return out
+
+
+def _settled(tokenizer, enc, k: int):
+    """A stopping criterion that ends each row once its first ``k`` generated code tokens are
+    final (``code_tokens_settled``), or ``None`` for ``k`` = 0. A stopped row is padded while
+    the others go on, so every row's tokens are those of the full generation up to its stop."""
+    if not k:
+        return None
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    start = enc["input_ids"].shape[1]
+
+    class Settled(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            import torch
+
+            texts = tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
+            done = [code_tokens_settled(t, k) for t in texts]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([Settled()])
 
 
 class HFModel:
@@ -215,10 +237,13 @@ class HFModel:
 
         tok = self.tokenizer
         room = max(1, self.max_length - settings.max_new_tokens)
-        out: list[list[str]] = []
+        out: dict[int, list[str]] = {}
         sample = settings.temperature > 0
-        for b in range(0, len(prompts), self.batch_size):
-            chunk = prompts[b : b + self.batch_size]
+        lengths = tok(prompts, truncation=True, max_length=room)["input_ids"] if prompts else []
+        order = sorted(range(len(prompts)), key=lambda i: -len(lengths[i]))  # little padding
+        for b in range(0, len(order), self.batch_size):
+            rows = order[b : b + self.batch_size]
+            chunk = [prompts[i] for i in rows]
             enc = tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=room)
             enc = enc.to(self.device)
             torch.manual_seed(settings.seed)  # inside fork_rng: the caller's state is restored
@@ -231,9 +256,10 @@ class HFModel:
                     top_p=settings.top_p if sample else None,
                     num_return_sequences=settings.num_samples,
                     pad_token_id=tok.pad_token_id,
+                    stopping_criteria=_settled(tok, enc, settings.settled_code_tokens),
                 )
             new = gen[:, enc["input_ids"].shape[1] :]
             texts = tok.batch_decode(new, skip_special_tokens=True)
             k = settings.num_samples
-            out += [texts[j * k : (j + 1) * k] for j in range(len(chunk))]
-        return out
+            out.update((i, texts[j * k : (j + 1) * k]) for j, i in enumerate(rows))
+        return [out[i] for i in range(len(prompts))]
