@@ -148,6 +148,15 @@ class HFModel:
             code=digest(code_digests([__name__])),  # fixed scoring code rescores
         )
         self.threads = threads  # CPU threads of scoring (None: as set); scores depend on it
+        self._pieces: dict[int, str] = {}
+
+    def _piece(self, token: int) -> str:
+        """One token's text, decoded once per model (a tenth of scoring went to decoding the
+        same few thousand ids again and again)."""
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._pieces[token] = self.tokenizer.decode([token])
+        return piece
 
     def first_token(self, text: str) -> str:
         """The text of the first (never predicted) token of ``text``."""
@@ -185,7 +194,7 @@ class HFModel:
                 np.concatenate([w[k] for w in windows]) if windows else np.zeros(0)
                 for k in (1, 2, 3)
             )
-            tokens = [self.tokenizer.decode([t]) for t in seq[1:]]
+            tokens = [self._piece(t) for t in seq[1:]]
             out.append(TokenScores(tokens, lp, mu, var))
         return out
 
