@@ -10,7 +10,8 @@ waits for one; the tests that read them run just before the book's); then it exe
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
 suite's), builds the HTML with its checks, and re-executes the testbed and detection
 chapters with ``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
-their testbed afresh), for the test that the tables do not depend on jobs or neighbours. It writes
+and scoring their testbed afresh on the same corpus and variants), for the test that the
+tables do not depend on jobs or neighbours. It writes
 ``result.json`` (or the traceback) when done; its output goes to ``log.txt``.
 
 Running it beside the suite's other tests uses the machine's second core, which the suite
@@ -137,6 +138,17 @@ def run_jobs(folder: Path) -> None:
         (folder / f"{name}.tmp").rename(folder / f"{name}.json")
 
 
+UNTRAINED = ("corpus", "variants")  # store kinds no torch thread touches
+
+
+def seed_untrained(cache: Path, into: Path) -> None:
+    """The quick testbed's corpus and variants into the rerun's cache: text and sandbox work
+    that no thread count enters, so the rerun trains and scores (what threads could change)
+    without building them again."""
+    for kind in UNTRAINED:
+        shutil.copytree(cache / kind, into / kind)
+
+
 def main(folder: Path) -> None:
     """Build the quick testbed, compute the whole-benchmark checks, execute and build the quick
     book, then the testbed and detection chapters again; write the result."""
@@ -155,6 +167,7 @@ def main(folder: Path) -> None:
         result["outputs"] = [str(p) for p in outputs]
         result["index"] = str(book.build(folder / "book"))
         result["book_seconds"] = round(time.perf_counter() - start_time, 1)
+        seed_untrained(folder / "testbed", folder / "alone" / ".srlib-cache" / "testbed")
         alone = book.execute(folder / "alone", quick=True, force=True, jobs=2, only=ALONE)
         result["alone"] = [str(p) for p in alone if p.stem in COMPARED]
     except BaseException:

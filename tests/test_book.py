@@ -205,8 +205,9 @@ def _tables(path: Path) -> list[str]:
 def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(quick_book):
     """The quick book ran the testbed and detection chapters with ``--jobs 1``, on the
     session's quick testbed; ``quickbook.py`` then ran them again with ``--jobs 2``, the
-    testbed chapter beside the benchmarks chapter, training their own testbed afresh (base,
-    reference, leaked and null-control runs) in a kernel: the same tables."""
+    testbed chapter beside the benchmarks chapter, training and scoring their own testbed
+    afresh (base, reference, leaked and null-control runs) in a kernel, on the first build's
+    corpus and variants (``quickbook.seed_untrained``): the same tables."""
     root_two, _, _, alone = quick_book
     assert sorted(out.name for out in alone) == ["03-testbed.ipynb", "04-detection.ipynb"]
     for out in alone:
