@@ -8,12 +8,15 @@ continued-pre-training run, scoring of each checkpoint).
 
 Usage: ``.venv/bin/python bench/testbed.py [--profile cpu] [--build]``; without
 ``--build`` only the throughput is measured (a minute), with it the whole profile is built
-(the ``cpu`` profile: tens of minutes).
+(the ``cpu`` profile: tens of minutes). ``--ngram-model FOLDER`` (a trained checkpoint, e.g.
+the main run's last under ``.srlib-cache/testbed/runs/``) instead times n-gram accuracy with
+generations stopped once their first code tokens are final against full ones.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +24,7 @@ from pathlib import Path
 from _timing import timed
 
 from srlib.benchmarks import load_benchmark
+from srlib.detection.scoring import ngram_accuracy_many
 from srlib.localfiles import python_sources
 from srlib.models.base import GenerationSettings
 from srlib.models.hf import HFModel
@@ -60,6 +64,28 @@ def throughput(name: str) -> None:
     print(f"mean sample length: {score_tokens / len(sample_texts):.0f} tokens")
 
 
+class FullGeneration:
+    """A model whose generations never stop early (``settled_code_tokens`` ignored)."""
+
+    def __init__(self, model: HFModel) -> None:
+        self.model = model
+
+    def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
+        return self.model.generate(prompts, dataclasses.replace(settings, settled_code_tokens=0))
+
+
+def ngram_stop(folder: str, samples: int = 96) -> None:
+    """n-gram accuracy of a checkpoint with rows stopped once their code tokens are final,
+    against full generations, side by side: the ratio, and whether the scores agree."""
+    hf = HFModel(folder, batch_size=profile("cpu").score_batch, threads=1)
+    texts = [s.text for s in load_benchmark("mbpp", split="test")[:samples]]
+    fast, fast_s = timed(lambda: ngram_accuracy_many(hf, texts))
+    full, full_s = timed(lambda: ngram_accuracy_many(FullGeneration(hf), texts))
+    same = [a.raw for a in fast] == [b.raw for b in full]
+    print(f"n-gram accuracy: stopped {fast_s:.1f} s, full {full_s:.1f} s")
+    print(f"  ratio {full_s / fast_s:.2f}x, scores equal: {same} ({samples} texts)")
+
+
 def stages(name: str) -> None:
     """Build the profile in a fresh cache and time each stage from the artefacts' order."""
     from srlib.testbed import build as build_module
@@ -91,7 +117,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--build", action="store_true", help="also build and time every stage")
+    parser.add_argument("--ngram-model", help="a trained checkpoint: n-gram accuracy stopped/full")
     args = parser.parse_args()
+    if args.ngram_model:
+        ngram_stop(args.ngram_model)
+        raise SystemExit
     throughput(args.profile)
     if args.build:
         stages(args.profile)
