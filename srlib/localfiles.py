@@ -4,6 +4,7 @@ packages, the real code that is on every machine (training text, overlap audits)
 from __future__ import annotations
 
 import functools
+import os
 import random
 import sysconfig
 from collections.abc import Iterator, Sequence
@@ -19,6 +20,27 @@ def python_files(scopes: Sequence[str] = SCOPES, exclude_parts: Sequence[str] = 
     return list(_python_files(tuple(scopes), tuple(exclude_parts)))
 
 
+def entries(root: Path, prune: Sequence[str] = ()) -> list[Path]:
+    """Every entry under ``root`` as ``sorted(root.rglob("*"))`` lists it (folders too;
+    symlinked folders listed, not entered), but never entering nor listing an entry named in
+    ``prune``: one ``scandir`` per folder, and pruned trees are not walked at all."""
+    found, folders, skip = [], [os.fspath(root)], set(prune)
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as listing:
+                here = [e for e in listing if e.name not in skip]
+        except OSError:
+            continue
+        for entry in here:
+            found.append(entry.path)
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    folders.append(entry.path)
+            except OSError:
+                continue
+    return sorted(map(Path, found))
+
+
 @functools.lru_cache(maxsize=8)
 def _python_files(scopes: tuple[str, ...], exclude_parts: tuple[str, ...]) -> tuple[Path, ...]:
     unknown = set(scopes) - set(SCOPES)
@@ -30,9 +52,7 @@ def _python_files(scopes: tuple[str, ...], exclude_parts: tuple[str, ...]) -> tu
         root = Path(paths[scope])
         # site-packages under the stdlib folder are installed packages, not the stdlib
         skip = set(exclude_parts) | ({"site-packages"} if scope == "stdlib" else set())
-        files += [
-            f for f in sorted(root.rglob("*.py")) if not skip & set(f.relative_to(root).parts)
-        ]
+        files += [f for f in entries(root, sorted(skip)) if f.name.endswith(".py")]
     return tuple(dict.fromkeys(files))
 
 
@@ -55,7 +75,7 @@ def text_files(scopes: Sequence[str] = ("purelib", "platlib")) -> list[Path]:
     roots = dict.fromkeys(Path(paths[s]) for s in scopes)
     found = []
     for root in roots:
-        for f in sorted(root.rglob("*")):
+        for f in entries(root):
             wanted = f.suffix in (".md", ".rst") or f.name == "METADATA"
             wanted = wanted or f.name.upper().startswith(TEXT_NAMES)
             if wanted and f.suffix not in (".py", ".pyc", ".so") and f.is_file():
@@ -125,7 +145,7 @@ def _source_files(roots: tuple[str, ...], scopes: tuple[str, ...]) -> dict[str, 
     for folder in folders:
         if not folder.is_dir():
             continue
-        for f in sorted(folder.rglob("*")):
+        for f in entries(folder):
             lang = LANGUAGES.get(f.suffix.lower())
             if lang and lang != "python" and f.is_file():
                 found.setdefault(lang, []).append(f)

@@ -16,7 +16,7 @@ from srlib.transforms.export import export, flatten
 
 @pytest.fixture(scope="module")
 def humaneval_variants():
-    samples = load_benchmark("humaneval")[:20]
+    samples = load_benchmark("humaneval")[:10]
     return flatten(make_variants_many(samples, 2, progress=False))
 
 

@@ -179,6 +179,7 @@ def test_a_given_checkpoint_runs_the_same_pipeline(tiny_model_dir, tmp_path):
         base_model=str(tiny_model_dir),
         block_size=64,
         limit=6,
+        epochs=1,
         code_to_text_sweep=(),
         exposure_sweep=(),
         paraphrase=False,

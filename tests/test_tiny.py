@@ -2,7 +2,7 @@
 
 import pytest
 
-from srlib.localfiles import python_sources
+from srlib.localfiles import entries, python_sources
 from srlib.models.tiny import TinyConfig, tiny_gpt2, train_lm, train_tokenizer
 
 
@@ -12,6 +12,20 @@ def test_python_sources_are_real_code_within_budget():
     assert all("def " in t or "class " in t or "import " in t for t in texts)
     small = python_sources(20_000, seed=1)
     assert sum(map(len, small)) == 20_000 and texts[0].startswith(small[0])
+
+
+def test_the_walk_lists_what_rglob_lists_and_prunes_whole_trees(tmp_path):
+    """The fast walk against ``sorted(rglob("*"))`` (the slow reference) on the awkward cases."""
+    for path in ("a/b.py", "a/.hidden/c.py", "a/test/d.py", "a/test/deep/e.py", "a-c.py", "f.py/g"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x = 1\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "a")  # a symlinked folder: listed, not entered
+    (tmp_path / "link.py").symlink_to(tmp_path / "a" / "b.py")
+    (tmp_path / "broken.py").symlink_to(tmp_path / "nowhere")
+    assert entries(tmp_path) == sorted(tmp_path.rglob("*"))
+    kept = [p for p in sorted(tmp_path.rglob("*")) if "test" not in p.relative_to(tmp_path).parts]
+    assert entries(tmp_path, ["test"]) == kept
+    assert tmp_path / "a" / "test" not in kept and tmp_path / "linked" in kept
 
 
 def test_training_lowers_the_loss_and_is_deterministic():
