@@ -1,6 +1,7 @@
 """Shared test helpers and the expensive fixtures, each built once per session."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,19 @@ def pytest_configure(config):
         os.environ.setdefault(name, "1")
 
 
+def pytest_sessionstart(session):
+    """Start the quick book's process before collection when the run may need it (the
+    arguments cover ``test_book.py``): its imports then overlap the collection's."""
+    config = session.config
+    book = Path(__file__).with_name("test_book.py")
+    args = config.args or [str(config.rootpath / "tests")]
+    paths = [(config.invocation_params.dir / a.split("::")[0]).resolve() for a in args]
+    if any(p == book or p in book.parents for p in paths):
+        import quickbook
+
+        config.stash[EARLY_BOOK] = quickbook.start(config._tmp_path_factory.mktemp("quick-book"))
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that read the quick book run last, and before them those that read a
     whole-benchmark check: both are computed in a process of their own (started with the
@@ -26,21 +40,35 @@ def pytest_collection_modifyitems(config, items):
     jobs = [item for item in items if "background_job" in names(item) and item not in book]
     items[:] = [item for item in items if item not in book and item not in jobs] + jobs + book
     config.stash[NEEDS_BOOK] = bool(book)
+    early = config.stash.get(EARLY_BOOK, None)
+    if early is not None and not book:
+        early.stop()
+
+
+def pytest_sessionfinish(session):
+    """An early-started quick book never outlives the session (``--collect-only`` runs no
+    fixture that would stop it)."""
+    early = session.config.stash.get(EARLY_BOOK, None)
+    if early is not None:
+        early.stop()
 
 
 NEEDS_BOOK = pytest.StashKey[bool]()
+EARLY_BOOK = pytest.StashKey[object]()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def background_book(request, tmp_path_factory):
-    """The quick book's process, started at the session's first test when a collected test
-    needs it (stopped at the end if still running)."""
+    """The quick book's process, started before collection (``pytest_sessionstart``) or at the
+    session's first test when a collected test needs it (stopped at the end if still
+    running)."""
     if not request.config.stash.get(NEEDS_BOOK, False):
         yield None
         return
     import quickbook
 
-    job = quickbook.start(tmp_path_factory.mktemp("quick-book"))
+    job = request.config.stash.get(EARLY_BOOK, None)
+    job = job or quickbook.start(tmp_path_factory.mktemp("quick-book"))
     yield job
     job.stop()
 
