@@ -35,7 +35,7 @@ from srlib.store import FolderInUse
 @pytest.fixture(scope="module")
 def prepared():
     """A small offline corpus, partitioned exhaustively, with its folds."""
-    records = make_corpus(CorpusConfig(size=600, scanned_files=40, seed=3))
+    records = make_corpus(CorpusConfig(size=400, scanned_files=40, seed=3))
     config = PROFILES["quick"]
     return records, prepare(records, config, method="exhaustive")
 
@@ -125,7 +125,14 @@ def test_repository_folds_never_share_a_repository_between_train_and_test(prepar
         seen |= tested
     assert seen == set(repos)  # every repository tests once
     with pytest.raises(ValueError, match="2 repositories cannot make 3 folds"):
-        make_folds(p.data.labels, p.parts, p.contexts, p.languages, 3, groups=["a", "b"] * 300)
+        make_folds(
+            p.data.labels,
+            p.parts,
+            p.contexts,
+            p.languages,
+            3,
+            groups=["a", "b"] * (len(records) // 2),
+        )
 
 
 def test_masked_inputs_never_hold_a_secret_value(prepared):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 import warnings
 
-JOBS = ("mbpp_rename_problems",)  # the quick book's process is the suite's longer half, so
-# mbpp_canonical_failures runs in the tests' own process
+JOBS = ("mbpp_rename_problems", "humaneval_rename_problems")  # the quick book's process takes
+# these; mbpp_canonical_failures runs in the tests' own process (the halves about even)
 
 
 def mbpp_canonical_failures() -> list[int]:
@@ -33,7 +33,7 @@ def defined_functions(code: str) -> set[str]:
 
 
 def rename_problems(benchmark: str) -> dict:
-    """Every sample of ``benchmark`` with n = 3 function and variable rename variants: how
+    """Every sample of ``benchmark`` with n = 2 function and variable rename variants: how
     many were checked, the samples, and each variant whose bytes changed beyond its renames
     or whose record lost its entry point (id → problems)."""
     from srlib.benchmarks import load_benchmark
@@ -42,7 +42,7 @@ def rename_problems(benchmark: str) -> dict:
 
     samples = load_benchmark(benchmark)
     sets = make_variants_many(
-        samples, 3, kinds=("function", "variable"), validate=False, progress=False
+        samples, 2, kinds=("function", "variable"), validate=False, progress=False
     )
     checked, bad = 0, {}
     for sample, variants in zip(samples, sets, strict=True):
@@ -59,3 +59,8 @@ def rename_problems(benchmark: str) -> dict:
 def mbpp_rename_problems() -> dict:
     """``rename_problems`` of MBPP (974 samples)."""
     return rename_problems("mbpp")
+
+
+def humaneval_rename_problems() -> dict:
+    """``rename_problems`` of HumanEval (164 samples)."""
+    return rename_problems("humaneval")
