@@ -80,14 +80,13 @@ def _settled(tokenizer, enc, k: int):
     the others go on, so every row's tokens are those of the full generation up to its stop."""
     if not k:
         return None
+    import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     start = enc["input_ids"].shape[1]
 
     class Settled(StoppingCriteria):
         def __call__(self, input_ids, scores, **kwargs):
-            import torch
-
             texts = tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
             done = [code_tokens_settled(t, k) for t in texts]
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
