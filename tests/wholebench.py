@@ -1,8 +1,8 @@
 """Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP and
 HumanEval rename variant checked byte for byte. Each returns a small JSON-able result that
-its test asserts on. With the quick book building beside the suite (``quickbook.py``), that process computes
-those in ``JOBS`` on its own core while the suite's other tests run, and the tests read its
-answers; any other, or a test run alone, computes its check itself
+its test asserts on. With the quick book building beside the suite (``quickbook.py``), that
+process computes those in ``JOBS`` on its own core while the suite's other tests run, and
+the tests read its answers; any other, or a test run alone, computes its check itself
 (``conftest.background_job``)."""
 
 from __future__ import annotations
