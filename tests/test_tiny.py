@@ -2,7 +2,7 @@
 
 import pytest
 
-from srlib.localfiles import entries, python_sources
+from srlib.localfiles import LANGUAGES, entries, python_sources, source_files
 from srlib.models.tiny import TinyConfig, tiny_gpt2, train_lm, train_tokenizer
 
 
@@ -26,6 +26,25 @@ def test_the_walk_lists_what_rglob_lists_and_prunes_whole_trees(tmp_path):
     kept = [p for p in sorted(tmp_path.rglob("*")) if "test" not in p.relative_to(tmp_path).parts]
     assert entries(tmp_path, ["test"]) == kept
     assert tmp_path / "a" / "test" not in kept and tmp_path / "linked" in kept
+
+
+def test_source_files_pick_what_path_suffix_and_is_file_pick(tmp_path):
+    """The string-level filter of ``source_files`` against ``Path.suffix`` and ``is_file``
+    (the slow reference) on names where they could part: trailing dots, hidden files named
+    like a suffix, upper case, folders named like files, and links good and broken."""
+    names = ("a.js", "x.", ".json", "B.JSON", "d.yaml/c.h", "e.tar.cfg", "f.py", "g.sh.txt")
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    (tmp_path / "link.toml").symlink_to(tmp_path / "a.js")
+    (tmp_path / "broken.ini").symlink_to(tmp_path / "nowhere")
+    expected: dict[str, list] = {}
+    for f in sorted(tmp_path.rglob("*")):
+        lang = LANGUAGES.get(f.suffix.lower())
+        if lang and lang != "python" and f.is_file():
+            expected.setdefault(lang, []).append(f)
+    assert source_files(roots=(str(tmp_path),), scopes=()) == dict(sorted(expected.items()))
+    assert set(expected) == {"javascript", "json", "c", "ini", "toml"}
 
 
 def test_training_lowers_the_loss_and_is_deterministic():
