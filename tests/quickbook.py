@@ -3,8 +3,10 @@
 ``start(folder)`` copies the book's sources into ``folder / "book"`` and starts this file as a
 subprocess (at a lower priority than the suite); ``QuickBook.result()`` waits for it. The
 subprocess first builds the ``quick`` testbed into ``folder / "testbed"``
-(``QuickBook.testbed()`` waits for that: the suite's testbed tests use it from then on, the
-subprocess never touches it again) and copies it into the book's cache; it computes the
+(``QuickBook.testbed()`` waits for that: the suite's testbed tests use it from then on) and
+links the book's cache to it, so that a score table or model either side makes first, the
+other reuses (the store writes atomically and keeps an equal artifact another process
+finished; the suite's tests copy the cache with ``copy_cache``); it computes the
 whole-benchmark checks of ``wholebench.JOBS`` into ``folder / "jobs"`` (``QuickBook.job(name)``
 waits for one; the tests that read them run just before the book's); then it executes
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
@@ -138,6 +140,12 @@ def run_jobs(folder: Path) -> None:
         (folder / f"{name}.tmp").rename(folder / f"{name}.json")
 
 
+def copy_cache(cache: Path, into: Path) -> None:
+    """A copy of a testbed cache that the quick book may be writing to: its complete
+    artifacts (never removed once made), not the temporary folders of those in progress."""
+    shutil.copytree(cache, into, symlinks=True, ignore=shutil.ignore_patterns("*.partial-*"))
+
+
 UNTRAINED = ("corpus", "variants")  # store kinds no torch thread touches
 
 
@@ -146,7 +154,7 @@ def seed_untrained(cache: Path, into: Path) -> None:
     that no thread count enters, so the rerun trains and scores (what threads could change)
     without building them again."""
     for kind in UNTRAINED:
-        shutil.copytree(cache / kind, into / kind)
+        copy_cache(cache / kind, into / kind)
 
 
 def main(folder: Path) -> None:
@@ -162,7 +170,8 @@ def main(folder: Path) -> None:
         build(profile("quick"), folder / "testbed", progress=False)
         (folder / "testbed-ready").touch()
         run_jobs(folder / "jobs")
-        shutil.copytree(folder / "testbed", folder / "book" / ".srlib-cache" / "testbed")
+        (folder / "book" / ".srlib-cache").mkdir(parents=True)
+        (folder / "book" / ".srlib-cache" / "testbed").symlink_to(folder / "testbed")
         outputs = book.execute(folder / "book", quick=True, force=True, jobs=1)
         result["outputs"] = [str(p) for p in outputs]
         result["index"] = str(book.build(folder / "book"))

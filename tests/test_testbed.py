@@ -4,6 +4,7 @@ exposures, contrasted decisions, fast metrics = the slow reference, and the cach
 import numpy as np
 import pandas as pd
 import pytest
+from quickbook import copy_cache
 
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
@@ -107,10 +108,8 @@ def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_pa
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing retrained
     assert again.base == tb.base and again.split.equals(tb.split)
     assert [len(v) for v in again.variants] == [len(v) for v in tb.variants]
-    import shutil
-
     copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
-    shutil.copytree(cache, copy, symlinks=True)
+    copy_cache(cache, copy)
     runs_before = sorted(p.name for p in (copy / "runs").iterdir())
     moved = build(config, copy, progress=False)  # the same cache under another path
     assert sorted(p.name for p in (copy / "runs").iterdir()) == runs_before  # nothing retrained
@@ -141,13 +140,11 @@ EDITS = [
 def test_an_edit_rebuilds_what_depends_on_it_and_nothing_else(
     quick_testbed_cache, tmp_path, monkeypatch
 ):
-    import shutil
-
     from srlib import store
 
     tb, cache = quick_testbed_cache
     copy = tmp_path / "cache"
-    shutil.copytree(cache, copy, symlinks=True)
+    copy_cache(cache, copy)
     before = build(tb.config, copy, progress=False, core_only=True)
     table = before.scores(before.runs[before.main].checkpoints[-1], 1)
     real = store.module_source
@@ -336,11 +333,9 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
 
 
 def test_a_replicate_splits_and_trains_anew_on_the_same_base(quick_testbed_cache, tmp_path):
-    import shutil
-
     tb, cache = quick_testbed_cache
     copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
-    shutil.copytree(cache, copy, symlinks=True)
+    copy_cache(cache, copy)
     tb = build(tb.config.replace(replicates=(0, 1)), copy, progress=False, core_only=True)
     assert replicate(tb, tb.config.seed) is tb
     reps = replicates(tb)
