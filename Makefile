@@ -17,7 +17,7 @@ STAMP := $(VENV)/.srlib-installed
 
 # torch (the pin read from pyproject.toml) and uv come from pip, which honours pip's own
 # configuration (here: a local CPU wheel of torch; uv does not look there); the rest from uv,
-# which resolves and installs the same versions in parallel: 28 s against 74-87 s for pip alone
+# which resolves and installs the same versions in parallel: 25-35 s against 74-87 s for pip alone
 # from a fresh venv, measured side by side. Where uv cannot run or reach its index, pip does it.
 TORCH := $(shell grep -o 'torch==[0-9.]*' pyproject.toml)
 PIP := $(BIN)/python -m pip install --quiet --no-compile
