@@ -76,8 +76,8 @@ def background_book(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def quick_book(background_book):
     """Every chapter executed quick (``--jobs 1``) and the book built: (root, executed
-    notebooks, index page, and the testbed chapter re-executed with ``--jobs 2`` beside
-    another chapter, on a testbed it trained itself)."""
+    notebooks, index page, and the testbed and detection chapters re-executed with
+    ``--jobs 2`` beside another chapter, on a testbed they trained themselves)."""
     from pathlib import Path
 
     result = background_book.result()

@@ -10,10 +10,10 @@ finished; the suite's tests copy the cache with ``copy_cache``); it computes the
 whole-benchmark checks of ``wholebench.JOBS`` into ``folder / "jobs"`` (``QuickBook.job(name)``
 waits for one; the tests that read them run just before the book's); then it executes
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
-suite's), builds the HTML with its checks, and re-executes the testbed chapter with
-``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training and scoring its
-testbed afresh on the same corpus and variants), for the test that the tables do not depend
-on jobs or neighbours. It writes
+suite's), builds the HTML with its checks, and re-executes the testbed and detection
+chapters with ``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
+and scoring their testbed afresh on the same corpus and variants), for the test that the
+tables do not depend on jobs or neighbours. It writes
 ``result.json`` (or the traceback) when done; its output goes to ``log.txt``.
 
 Running it beside the suite's other tests uses the machine's second core, which the suite
@@ -36,8 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("_config.yml", "_toc.yml", "runs.yml", "references.bib")
-ALONE = ["03-testbed", "00-benchmarks"]  # re-executed side by side, two jobs
-COMPARED = ("03-testbed",)  # whose tables the determinism test compares
+ALONE = ["03-testbed", "04-detection", "00-benchmarks"]  # re-executed, two jobs
+COMPARED = ("03-testbed", "04-detection")  # whose tables the determinism test compares
 
 
 def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book")) -> None:
@@ -159,7 +159,7 @@ def seed_untrained(cache: Path, into: Path) -> None:
 
 def main(folder: Path) -> None:
     """Build the quick testbed, compute the whole-benchmark checks, execute and build the quick
-    book, then the testbed chapter again beside another; write the result."""
+    book, then the testbed and detection chapters again; write the result."""
     from srlib.book import runner as book
     from srlib.testbed.build import build
     from srlib.testbed.config import profile

@@ -202,19 +202,17 @@ def _tables(path: Path) -> list[str]:
 
 
 @pytest.mark.notebook
-def test_the_testbed_tables_do_not_depend_on_jobs_or_neighbours(quick_book):
-    """The quick book ran the testbed chapter with ``--jobs 1`` on the session's quick
-    testbed (built in a plain process); ``quickbook.py`` then ran it again with ``--jobs 2``
-    beside the benchmarks chapter, training and scoring its own testbed afresh (base,
-    reference, leaked and null-control runs) in a kernel, on the first build's corpus and
-    variants (``quickbook.seed_untrained``): the same tables. The detection chapter's
-    replicates train and score through the same functions; it runs after the testbed
-    chapter with nothing beside it, so a rerun of it would repeat the first run's
-    conditions."""
+def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(quick_book):
+    """The quick book ran the testbed and detection chapters with ``--jobs 1``, on the
+    session's quick testbed; ``quickbook.py`` then ran them again with ``--jobs 2``, the
+    testbed chapter beside the benchmarks chapter, training and scoring their own testbed
+    afresh (base, reference, leaked and null-control runs) in a kernel, on the first build's
+    corpus and variants (``quickbook.seed_untrained``): the same tables."""
     root_two, _, _, alone = quick_book
-    assert [out.name for out in alone] == ["03-testbed.ipynb"]
-    theirs = _tables(root_two / book.EXECUTED / "03-testbed.ipynb")
-    assert theirs and _tables(alone[0]) == theirs
+    assert sorted(out.name for out in alone) == ["03-testbed.ipynb", "04-detection.ipynb"]
+    for out in alone:
+        theirs = _tables(root_two / book.EXECUTED / out.name)
+        assert theirs and _tables(out) == theirs, out.name
 
 
 def test_no_notebook_chooses_its_words_by_comparing_numbers():
