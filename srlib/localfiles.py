@@ -29,8 +29,8 @@ def entries(root: Path, prune: Sequence[str] = ()) -> list[Path]:
 
 def _walk(root: Path | str, prune: Sequence[str] = ()) -> list[tuple[str, bool]]:
     """``(path, is a file)`` of each entry ``entries`` lists, in its order, as strings: the
-    callers filter by name before making ``Path`` objects (making and sorting 300,000 of them
-    was 9 of the 10 s a walk of the installed packages took)."""
+    callers filter by name before making ``Path`` objects (making and sorting one per entry
+    was most of a walk's time: a generated corpus took 5.3-5.5 s before, 2.6-3.5 s after)."""
     found, folders, skip = [], [os.fspath(root)], set(prune)
     while folders:
         try:
