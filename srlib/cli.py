@@ -23,6 +23,19 @@ def _book(args: argparse.Namespace) -> int:
     return 0
 
 
+def _corpus(args: argparse.Namespace) -> int:
+    from srlib.testbed.build import corpus_of
+
+    for name in args.profile:
+        corpus, key = corpus_of(name, args.cache_dir, record=args.record)
+        print(f"[{name}] corpus {corpus.check['corpus']}: {corpus.check['status']}")
+        print(f"  digest {corpus.check['digest']}")
+        if corpus.check["first difference"]:
+            print(f"  first difference: {corpus.check['first difference']}")
+        print(corpus.sources.to_string())
+    return 0
+
+
 def _benchmarks(args: argparse.Namespace) -> int:
     from srlib.benchmarks.tables import availability
 
@@ -215,6 +228,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--no-build", action="store_true", help="execute only, skip jupyter-book")
     p.set_defaults(func=_book)
+
+    p = command("corpus", "build the testbed's training corpus from the locked sources, check it")
+    p.add_argument("--profile", nargs="+", default=["cpu", "quick"], help="testbed profiles")
+    p.add_argument("--cache-dir", default=".srlib-cache/testbed", help="the testbed's cache")
+    p.add_argument(
+        "--record", action="store_true", help="record these corpora's digests in the lock"
+    )
+    p.set_defaults(func=_corpus)
 
     p = command("benchmarks", "list benchmarks and whether they load here")
     p.set_defaults(func=_benchmarks)

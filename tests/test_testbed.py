@@ -13,7 +13,7 @@ from srlib.duplication.overlap import contaminated_documents
 from srlib.store import digest
 from srlib.testbed.build import build, replicate, replicates, split_samples
 from srlib.testbed.config import profile
-from srlib.testbed.corpus import Corpus, Mixture
+from srlib.testbed.corpus import Corpus, Mixture, rank
 from srlib.testbed.report import claim_parts
 
 
@@ -39,14 +39,31 @@ def test_mixtures_have_their_ratio_and_later_ones_get_fresh_documents():
     first = c.mixture(3000, 0.75, seed=1)
     code = sum(len(t) for t in first.texts if t.startswith("x"))
     assert first.chars >= 3000 and abs(code / first.chars - 0.75) < 0.05
-    second = c.mixture(2000, 0.5, seed=1, after=first)
+    second = c.mixture(2000, 0.5, seed=1, use="cpt", exclude=first)
     assert not set(first.texts) & set(second.texts)
+    assert not first.documents & second.documents
     assert c.mixture(3000, 0.75, seed=1).texts == first.texts  # seeded
+    assert c.mixture(3000, 0.75, seed=2).documents != first.documents  # each seed its stream
     with pytest.raises(ValueError, match="ran out of text"):
         c.mixture(10**6, 0.0)
     with pytest.raises(ValueError, match="code_to_text"):
         c.mixture(10, 1.5)
-    assert Mixture([], {"code": 0, "text": 0}).chars == 0
+    assert Mixture([]).chars == 0
+
+
+def test_a_new_document_changes_no_other_documents_place_in_a_stream():
+    c = corpus(40)
+    more = Corpus([*c.code, ("new.py", "y = 1\n" * 60)], c.text, pd.DataFrame(), pd.DataFrame())
+    for use in ("base", "cpt", "reference"):
+        before = c.mixture(10**4, 1.0, seed=3, use=use)
+        after = more.mixture(10**4, 1.0, seed=3, use=use)
+        kept = sorted(before.documents, key=lambda n, u=use: rank(u, 3, "code", n))
+        # the new document takes one place in the stream; the others keep their order, so
+        # the draw loses at most its last document(s) to make room, and gains nothing else
+        assert after.documents - before.documents <= {"new.py"}
+        lost = before.documents - after.documents
+        assert lost == set(kept[len(kept) - len(lost) :])
+        assert ("new.py" in after.documents) == bool(lost)
 
 
 def test_split_is_stratified_and_seeded():

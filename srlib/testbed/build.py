@@ -20,9 +20,11 @@ from srlib.benchmarks import load_benchmark
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.store import Artifact, Store, digest, text_digest
+from srlib.testbed import sources as sources_module
 from srlib.testbed.config import TestbedConfig
-from srlib.testbed.corpus import Corpus, Mixture, build_corpus
+from srlib.testbed.corpus import Corpus, Mixture, build_corpus, verify
 from srlib.testbed.leak import LeakSettings
+from srlib.testbed.sources import read_lock
 from srlib.testbed.testbed import Testbed, run_name
 from srlib.testbed.train import TrainSettings, train_model
 from srlib.transforms import Variant, Variants, make_variants_many
@@ -70,12 +72,11 @@ def build(
         cal_variants = cached_variants(config, calibration[:k], cache, progress, n=config.n)
     cal_variants += [Variants() for _ in calibration[k:]]
     corpus, _ = _corpus(config, samples + calibration, cache, progress)
-    base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
+    base_mix = base_mixture(config, corpus)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
     mixes = {name: cpt_mixture(config, corpus, ratio) for name, ratio in plan}
-    used = Mixture([], {k: max(m.end[k] for m in mixes.values()) for k in ("code", "text")})
     base, losses, base_key = _base(config, base_mix, cache)
-    reference = _reference(config, corpus, used, cache)
+    reference = _reference(config, corpus, [base_mix, *mixes.values()], cache)
     tb = Testbed(
         config,
         cache,
@@ -132,14 +133,21 @@ def shared(
 def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
     """The main leaked run and its null control again under ``seed``: their own leaked /
     held-out split and continued-pre-training order (documents and leaked copies shuffled
-    anew), on the same base model, general text, variants and calibration samples. ``seed``
-    equal to the testbed's own returns the testbed; the runs go through the store."""
+    anew) on the same variants and calibration samples; with ``base_per_seed`` (and no given
+    checkpoint) also a base model of its own, initialised and trained on base text drawn from
+    the pinned corpus under ``seed``, and fresh general text after it — else the testbed's
+    base model and general text. ``seed`` equal to the testbed's own returns the testbed; the
+    models and runs go through the store."""
     if seed == tb.config.seed:
         return tb
     config = tb.config.replace(seed=seed)
     split = split_samples(tb.samples, config.leaked_share, seed)
     rep = dataclasses.replace(tb, config=config, split=split, runs={}, memo={})
-    general = cpt_mixture(tb.config, tb.corpus, tb.config.code_to_text).texts
+    own_base = config.base_per_seed and config.base_model is None
+    if own_base:
+        base_mix = base_mixture(config, tb.corpus)
+        rep.base, rep.base_losses, rep.base_key = _base(config, base_mix, tb.cache_dir)
+    general = cpt_mixture(config if own_base else tb.config, tb.corpus, config.code_to_text).texts
     settings = leak_settings(config)
     for name, texts in ((rep.main, rep.leaked_texts()), (NULL, {})):
         rep.runs[name] = rep.train_run(name, general, texts, settings, None, progress)
@@ -151,11 +159,16 @@ def replicates(tb: Testbed, progress: bool = False) -> dict[int, Testbed]:
     return {seed: replicate(tb, seed, progress) for seed in tb.config.replicates}
 
 
+def base_mixture(config: TestbedConfig, corpus: Corpus) -> Mixture:
+    """The base model's training text: the ``base`` stream of the config's seed."""
+    return corpus.mixture(config.base_chars, config.code_to_text, config.seed, use="base")
+
+
 def cpt_mixture(config: TestbedConfig, corpus: Corpus, ratio: float) -> Mixture:
-    """The fresh general text of continued pre-training at ``ratio``: the documents after
-    the base model's."""
-    base_mix = corpus.mixture(config.base_chars, config.code_to_text, config.seed)
-    return corpus.mixture(config.cpt_chars, ratio, config.seed, after=base_mix)
+    """The fresh general text of continued pre-training at ``ratio``: the ``cpt`` stream of
+    the config's seed, without the base model's documents."""
+    base_mix = base_mixture(config, corpus)
+    return corpus.mixture(config.cpt_chars, ratio, config.seed, use="cpt", exclude=base_mix)
 
 
 def leak_settings(config: TestbedConfig) -> LeakSettings:
@@ -173,29 +186,55 @@ def leak_settings(config: TestbedConfig) -> LeakSettings:
     )
 
 
+def corpus_id(samples: list[Sample], sources: list | None = None) -> str:
+    """What names a corpus in the lock: the samples it is decontaminated against and the
+    locked sources (not the code: a code change that alters the corpus is caught)."""
+    sources = sources if sources is not None else read_lock()["sources"]
+    return digest(text_digest([s.text for s in samples]), sources)
+
+
 def _corpus(
-    config: TestbedConfig, samples: list[Sample], cache: Path, progress: bool
+    config: TestbedConfig,
+    samples: list[Sample],
+    cache: Path,
+    progress: bool,
+    allow: bool | None = None,
 ) -> tuple[Corpus, str]:
-    """The decontaminated corpus and its key, through the store: keyed on the samples, the
-    sizes, the seed and the corpus code (its overlap filter included)."""
-    need = {kind: _need(config, kind) for kind in ("code", "text")}
-    inputs = {"samples": text_digest([s.text for s in samples]), "need": need, "seed": config.seed}
-    artifact = Artifact("corpus", inputs)
+    """The decontaminated corpus and its key, through the store (keyed on the samples, the
+    locked sources and the corpus code), checked against the digest the lock records
+    (``corpus.verify``; ``allow``: a difference is reported, not raised)."""
+    sources = read_lock()["sources"]
+    name = corpus_id(samples, sources)
+    artifact = Artifact("corpus", {"corpus": name, "sources": sources}, name="corpus")
     store = Store(cache)
     folder = store.get(artifact)
     if folder is not None:
         with (folder / "corpus.pkl").open("rb") as fh:
-            return pickle.load(fh), artifact.key
-    corpus = build_corpus(
-        samples,
-        code_chars=need["code"],
-        text_chars=need["text"],
-        seed=config.seed,
-        progress=progress,
-    )
-    with store.put(artifact) as tmp, (tmp / "corpus.pkl").open("wb") as fh:
-        pickle.dump(corpus, fh)
+            corpus = pickle.load(fh)
+    else:
+        corpus = build_corpus(samples, sources, progress=progress)
+        with store.put(artifact) as tmp, (tmp / "corpus.pkl").open("wb") as fh:
+            pickle.dump(corpus, fh)
+    corpus.check = verify(corpus, name, allow)
     return corpus, artifact.key
+
+
+def corpus_of(
+    profile_name: str, cache_dir: str | Path, record: bool = False, progress: bool = True
+) -> tuple[Corpus, str]:
+    """The corpus a named profile trains on (through the store) and its lock name; with
+    ``record``, its digest and document list are written into the lock first, so it matches."""
+    from srlib.testbed.config import profile
+
+    config = profile(profile_name)
+    samples = load_samples(config.benchmarks, config.limit)
+    samples += load_samples(config.calibration, config.limit)
+    if record:
+        corpus, _ = _corpus(config, samples, Path(cache_dir), progress, allow=True)
+        entry = {"digest": corpus.digest(), "profile": profile_name}
+        entry |= {f"{kind} documents": len(getattr(corpus, kind)) for kind in ("code", "text")}
+        sources_module.record(corpus.check["corpus"], entry, corpus.listing())
+    return _corpus(config, samples, Path(cache_dir), progress)
 
 
 def _ratios(config: TestbedConfig) -> list[float]:
@@ -206,14 +245,6 @@ def _ratios(config: TestbedConfig) -> list[float]:
 def _reference_chars(config: TestbedConfig) -> int:
     """Characters the unrelated reference model is trained on."""
     return max(config.base_chars // 4, config.cpt_chars // 2)
-
-
-def _need(config: TestbedConfig, kind: str) -> int:
-    """Characters of ``kind`` the base, continued-pre-training and reference mixes use."""
-    share = lambda r: r if kind == "code" else 1 - r  # noqa: E731
-    main = share(config.code_to_text)
-    cpt = max(config.cpt_chars * share(r) for r in _ratios(config))
-    return int((config.base_chars * main + cpt + _reference_chars(config) * main) * 1.05) + 1
 
 
 def variants_artifact(
@@ -305,9 +336,10 @@ def _base(config, mix: Mixture, cache: Path) -> tuple[Path, list[float], str]:
     return trained.path, trained.losses, trained.key
 
 
-def _reference(config, corpus: Corpus, used: Mixture, cache: Path) -> Path:
-    """An unrelated small model: other documents (after all the base and continued
+def _reference(config, corpus: Corpus, used: list[Mixture], cache: Path) -> Path:
+    """An unrelated small model: other documents (none of the base and continued
     pre-training text), another seed, another size — it never saw the benchmark either."""
-    mix = corpus.mixture(_reference_chars(config), config.code_to_text, config.seed + 1, used)
+    ratio, seed = config.code_to_text, config.seed + 1
+    mix = corpus.mixture(_reference_chars(config), ratio, seed, use="reference", exclude=used)
     settings = _settings(config, config.reference, config.reference_steps, config.seed + 1)
     return train_model(mix.texts, cache, settings, name="reference").path

@@ -30,8 +30,12 @@ class TestbedConfig:
     seed: int = 0  # split, variants, corpus order, initialisation, training order
     replicates: tuple[int, ...] = (0, 1, 2)  # seeds of the main run and its null control as
     # replicated for the claim (each: its own leaked/held-out split and continued-pre-training
-    # order and initialisation; one base model, variants and corpus, as in an audit of one model)
-    # --- corpus (general text: local code and local natural-language text) ---
+    # order and initialisation; variants and the pinned corpus shared)
+    base_per_seed: bool = False  # each replicate also trains a base model of its own on base
+    # text drawn from the pinned corpus under its seed (what a reader's rerun with another
+    # seed varies); False: one base model and general text for all, as in an audit of one
+    # model (the cpu book's choice until training is faster: two more base models)
+    # --- corpus (general text: the locked sources' code and documentation, data/corpus) ---
     base_chars: int = 4_000_000  # characters of general text the base model is trained on
     cpt_chars: int = 300_000  # characters of fresh general text in continued pre-training
     code_to_text: float = 0.75  # share of code (by characters) in the general text
@@ -105,6 +109,7 @@ PROFILES: dict[str, TestbedConfig] = {
         max_new_tokens=16,
         n_boot=50,
         replicates=(0,),  # the suite trains a second replicate where it tests them
+        base_per_seed=True,  # ... with a base model of its own (seconds here)
     ),
     "gpu": TestbedConfig(
         base_model="Qwen/Qwen2.5-Coder-0.5B",  # any causal LM folder or cached HF id
