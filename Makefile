@@ -13,22 +13,39 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.srlib-installed
 
-.PHONY: install book book-quick test lint format clean
+.PHONY: install lock book book-quick test lint format clean
 
-# torch (the pin read from pyproject.toml) and uv come from pip, which honours pip's own
-# configuration (here: a local CPU wheel of torch; uv does not look there); the rest from uv,
-# which resolves and installs the same versions in parallel: 25-35 s against 74-87 s for pip alone
-# from a fresh venv, measured side by side. Where uv cannot run or reach its index, pip does it.
+# Installs are exact: requirements.lock (made by `make lock` from pyproject.toml with uv, every
+# file hashed) pins every package but torch; torch (the pin read from pyproject.toml) comes from
+# pip, which honours pip's own configuration (here: a local CPU wheel of torch; uv does not look
+# there), without its dependencies, which the lock pins. uv installs the lock in parallel (25-35 s
+# against 74-87 s for pip from a fresh venv, measured side by side); where uv cannot run or reach
+# its index, pip installs the same lock.
 TORCH := $(shell grep -o 'torch==[0-9.]*' pyproject.toml)
 PIP := $(BIN)/python -m pip install --quiet --no-compile
 QUIET_PIP := { grep -v 'is ignored: it is neither a file nor a directory' || true; }
+LOCK := requirements.lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(PIP) '$(TORCH)' uv 2>&1 | $(QUIET_PIP)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[book,dev]' \
-		|| $(PIP) -e '.[book,dev]' 2>&1 | $(QUIET_PIP)
+	$(PIP) --no-deps '$(TORCH)' 2>&1 | $(QUIET_PIP)
+	$(PIP) uv 2>&1 | $(QUIET_PIP)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r $(LOCK) \
+		|| $(PIP) --require-hashes --no-deps -r $(LOCK) 2>&1 | $(QUIET_PIP)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . \
+		|| $(PIP) --no-deps -e . 2>&1 | $(QUIET_PIP)
 	touch $(STAMP)
+
+# Refresh requirements.lock from pyproject.toml: the newest versions that satisfy it, for every
+# platform (markers kept), hashed. torch itself is left out (pip installs the pin above: the
+# index's wheel is a CUDA build), its own requirements are locked like the rest.
+lock: install
+	$(BIN)/python -c 'from importlib.metadata import requires; \
+		print("\n".join(r for r in requires("torch") if "extra ==" not in r))' > $(VENV)/torch.in
+	echo "$(TORCH) ; sys_platform == 'never'" > $(VENV)/torch-override.txt
+	$(BIN)/uv pip compile --quiet pyproject.toml $(VENV)/torch.in --extra book --extra dev \
+		--universal --python-version 3.11 --generate-hashes \
+		--override $(VENV)/torch-override.txt --no-emit-package torch -o $(LOCK)
 
 install: $(STAMP)
 

@@ -15,8 +15,23 @@ from srlib.errors import SrlibError, describe
 
 
 def _book(args: argparse.Namespace) -> int:
+    import os
+
     from srlib.book import runner as book
 
+    if args.compare:
+        from srlib.book.digests import compare, load
+
+        mine = load(args.compare_with)
+        parts = compare(mine, load(args.compare))
+        print(
+            f"{len(mine)} digests compared: "
+            + ("identical" if not parts else f"{len(parts)} differ")
+        )
+        print("\n".join(parts))
+        return 0 if not parts else 2
+    if args.allow_corpus_change:
+        os.environ["SRLIB_ALLOW_CORPUS_CHANGE"] = "1"  # the kernels inherit it
     book.execute(quick=args.quick, only=args.only, force=args.force, jobs=args.jobs)
     if not args.no_build:
         print(f"[book] built {book.build()}")
@@ -227,6 +242,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--jobs", type=int, default=1, help="chapters executed side by side (one kernel each)"
     )
     p.add_argument("--no-build", action="store_true", help="execute only, skip jupyter-book")
+    p.add_argument(
+        "--allow-corpus-change",
+        action="store_true",
+        help="go on when the training corpus differs from the lock's (the appendix says so)",
+    )
+    p.add_argument(
+        "--compare",
+        metavar="OTHER_BUILD",
+        help="compare this build's digests with another's (its folder or digests.json/.csv)",
+    )
+    p.add_argument("--compare-with", default=".", help="this build's folder (default: here)")
     p.set_defaults(func=_book)
 
     p = command("corpus", "build the testbed's training corpus from the locked sources, check it")

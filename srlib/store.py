@@ -78,6 +78,33 @@ def text_digest(texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
+DIGEST_ORDER = ("corpus", "model", "scores", "claims")  # a build's pipeline, earliest first
+_NOT_RESULTS = {MANIFEST}  # the store's manifest holds paths and code hashes, not results
+
+
+def frame_digest(frame: Any) -> str:
+    """The digest of a pandas table's content (columns, index, every value at full precision)."""
+    text = frame.to_csv(float_format="%.17g")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def folder_digest(folder: str | os.PathLike[str]) -> str:
+    """The digest of a folder's files (relative names and bytes; the store manifest left out):
+    a model checkpoint's weights, tokenizer and configuration."""
+    root, h = Path(folder), hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in _NOT_RESULTS):
+        h.update(str(path.relative_to(root)).encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def row(what: str, name: str, value: str, note: str = "") -> dict:
+    """One digest row: ``what`` (one of ``DIGEST_ORDER``), its ``name``, the digest, a note."""
+    if what not in DIGEST_ORDER:
+        raise ValueError(f"unknown digest kind {what!r}; choose from {DIGEST_ORDER}")
+    return {"what": what, "name": name, "digest": value, "note": note}
+
+
 def _module_name(module: str | ModuleType) -> str:
     return module if isinstance(module, str) else module.__name__
 

@@ -1,12 +1,19 @@
 """The package's architecture, checked: a module imports only from its own layer or below
-(README "Layout"), there is no import cycle, and the package root stays small."""
+(README "Layout"), there is no import cycle, the package root stays small, and the install
+lock agrees with pyproject.toml."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SRLIB = Path(__file__).resolve().parent.parent / "srlib"
 
@@ -101,3 +108,37 @@ def test_the_readme_layout_names_every_subpackage_and_root_module():
     names += [p.name for p in SRLIB.glob("*.py") if p.stem != "__init__"]
     missing = [n for n in names if n not in layout]
     assert not missing, missing
+
+
+def _locked() -> dict[str, list[tuple[str, str]]]:
+    """requirements.lock: package → [(version, marker)] (a package may have one per marker)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line[:1].isalnum():
+            spec, _, marker = line.rstrip(" \\").partition(" ; ")
+            name, _, version = spec.partition("==")
+            found.setdefault(canonicalize_name(name), []).append((version, marker))
+    return found
+
+
+def test_the_lock_pins_every_dependency_within_pyproject_and_environment_yml_reads_it():
+    """A stale lock (a dependency added or a range moved in pyproject.toml without `make lock`)
+    fails here, before an install from it misses a package."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + [
+        d for ds in project["optional-dependencies"].values() for d in ds
+    ]
+    locked = _locked()
+    for spec in map(Requirement, wanted):
+        name = canonicalize_name(spec.name)
+        if name == "torch":  # installed by pip from its pin, never from the lock
+            assert name not in locked and str(spec.specifier).startswith("==")
+            continue
+        versions = [v for v, m in locked.get(name, []) if not m or Marker(m).evaluate()]
+        assert versions and all(spec.specifier.contains(v, prereleases=True) for v in versions), (
+            spec
+        )
+    lines = (ROOT / "requirements.lock").read_text().splitlines()
+    pins = [i for i, line in enumerate(lines) if line[:1].isalnum()]
+    assert pins and all("--hash=sha256:" in lines[i + 1] for i in pins)  # every file hashed
+    assert "-r requirements.lock" in (ROOT / "environment.yml").read_text()

@@ -12,6 +12,12 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+import pandas as pd
+
+from srlib.book.digests import collect
+from srlib.book.download import csv_link
+from srlib.store import write_json
+
 PACKAGES = (
     "srlib",
     "torch",
@@ -103,8 +109,41 @@ def _chapters(executed: list[Path]) -> list[str]:
     return out
 
 
+def _digests(root: Path, executed: list[Path]) -> list[str]:
+    """The digests the chapters published, as a table (and ``book/digests.json`` to compare
+    with another build), with a warning when the corpus differs from the lock's."""
+    rows = collect(executed)
+    write_json(root / "book" / "digests.json", rows)
+    out = [
+        "## Digests",
+        "",
+        "Compare another build with `srlib book --compare OTHER_BUILD` (its folder or its",
+        "`digests.json`, or the `digests.csv` offered below): it prints where the two part, first",
+        "difference first.",
+        "",
+    ]
+    differs = [r for r in rows if r["what"] == "corpus" and r["note"].startswith("differs")]
+    if differs:
+        out += [
+            "```{warning}",
+            "The training corpus differs from the lock's "
+            "(`--allow-corpus-change`): the models and numbers are not the locked book's.",
+            "```",
+            "",
+        ]
+    if not rows:
+        return out + ["No chapter that publishes digests has run.", ""]
+    out += ["| what | name | digest | note | chapter |", "|---|---|---|---|---|"]
+    out += [
+        f"| {r['what']} | {r['name']} | `{r['digest'][:16]}` | {r['note']} | {r['chapter']} |"
+        for r in rows
+    ]
+    return [*out, "", csv_link(pd.DataFrame(rows), "digests", index=False), ""]
+
+
 def write_appendix(root: Path, executed: list[Path], cache: Path) -> Path:
-    """Write ``book/appendix.md`` for the chapters in ``executed``; its path."""
+    """Write ``book/appendix.md`` (and ``book/digests.json``) for the chapters in
+    ``executed``; its path."""
     lines = [
         "# Appendix: how this book was built",
         "",
@@ -126,6 +165,7 @@ def write_appendix(root: Path, executed: list[Path], cache: Path) -> Path:
         "",
         f"## Cache\n\n`{cache.name}/` holds {_size(cache)} of trained models, runs and scores.",
         "",
+        *_digests(root, executed),
         "## Chapters as run",
         "",
         *_chapters(executed),

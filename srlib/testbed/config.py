@@ -135,3 +135,16 @@ def profile(name: str, **changes: Any) -> TestbedConfig:
     if name not in PROFILES:
         raise ValueError(f"unknown testbed profile {name!r}; choose from {sorted(PROFILES)}")
     return PROFILES[name].replace(**changes)
+
+
+def seed_coverage(config: TestbedConfig) -> dict[str, list[str]]:
+    """What the replicate seeds vary and what they hold fixed under ``config``: the sources of
+    variance the claim's per-seed column covers, and those it does not."""
+    varied = ["the leaked / held-out split", "the continued-pre-training order"]
+    fixed = ["the pinned corpus (its sources and decontamination)", "the variants"]
+    fixed.append("the calibration samples")
+    own_base = config.base_per_seed and config.base_model is None
+    base = ["the base model (initialisation and base-training text)"]
+    base.append("the general text of continued pre-training")
+    (varied if own_base else fixed).extend(base)
+    return {"varied": varied, "fixed": fixed}

@@ -1,0 +1,49 @@
+"""The digests of what a testbed built, named by their role (not by cache paths), so two
+builds in different folders or on different machines can be compared row by row
+(``srlib.book.digests``): the corpus, the base and reference models, every checkpoint of
+every run (each replicate's too) and every score table computed so far."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from srlib.store import folder_digest, frame_digest, row
+from srlib.testbed.testbed import Testbed
+
+
+def checkpoint_names(tb: Testbed, replicates: dict[int, Testbed] | None = None) -> dict:
+    """Checkpoint folder → its role: ``base``, ``reference``, ``<run> seed <s> epoch <k>``."""
+    names = {Path(tb.reference): "reference"}
+    for seed, rep in {tb.config.seed: tb, **(replicates or {})}.items():
+        names.setdefault(Path(rep.base), "base" if rep is tb else f"base seed {seed}")
+        for run, result in rep.runs.items():
+            for k, path in enumerate(result.checkpoints, 1):
+                names[Path(path)] = f"{run} seed {seed} epoch {k}"
+    return names
+
+
+def testbed_digests(
+    tb: Testbed, replicates: dict[int, Testbed] | None = None, models: dict | None = None
+) -> list[dict]:
+    """Digest rows of the corpus, every model (``models``: more label → folder, such as the
+    audit's zoo) and every score table the testbed and its ``replicates`` remembered."""
+    check = tb.corpus.check or {}
+    rows = [row("corpus", "training corpus", tb.corpus.digest(), check.get("status", ""))]
+    names = checkpoint_names(tb, replicates)
+    for label, folder in (models or {}).items():
+        names.setdefault(Path(folder), label)
+    rows += [row("model", name, folder_digest(path)) for path, name in names.items()]
+    for seed, rep in {tb.config.seed: tb, **(replicates or {})}.items():
+        for key, table in rep.memo.items():
+            if key[0] == "scores":
+                _, path, n, black = key
+                what = names.get(Path(path), Path(path).name)
+                setting = "gray+black" if black else "gray"
+                name = f"{what} n={n} {setting} (split seed {seed})"
+                rows.append(row("scores", name, frame_digest(table)))
+            elif key[0] == "calibration":
+                _, path, black = key
+                what = names.get(Path(path), Path(path).name)
+                name = f"calibration {what} {'gray+black' if black else 'gray'}"
+                rows.append(row("scores", name, frame_digest(table)))
+    return rows
