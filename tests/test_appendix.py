@@ -2,9 +2,13 @@
 the cells tagged ``headline``, and the tables a page offers as CSV downloads."""
 
 import nbformat
+import pandas as pd
 import pytest
 
 from srlib.book.appendix import write_appendix, write_headline
+from srlib.book.digests import KEY, compare, load
+from srlib.errors import InputError
+from srlib.store import folder_digest, frame_digest, row
 
 
 def executed(path, parameters, printed, tags=("headline",)):
@@ -67,3 +71,68 @@ def test_a_table_downloads_whole_from_its_link_and_a_bad_name_or_size_is_refused
     monkeypatch.setattr(download, "LIMIT", 10)
     with pytest.raises(ValueError, match="table 'claims' is .* bytes as CSV, over 10"):
         download.csv_link(table, "claims")
+
+
+def digest_chapter(path, rows):
+    """An executed chapter whose ``digests`` cell published ``rows``."""
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("publish(rows)", metadata={"tags": ["digests"]})
+    out = nbformat.v4.new_output("display_data", data={"text/plain": "table"})
+    out.metadata = {KEY: rows}
+    cell.outputs = [out]
+    nb.cells = [cell]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_digests_are_collected_in_pipeline_order_and_two_builds_compared(tmp_path):
+    (tmp_path / "book").mkdir()
+    later = [row("claims", "claim table", "c" * 64), row("model", "leak seed 1 epoch 1", "m" * 64)]
+    first = [row("model", "base", "b" * 64), row("corpus", "training corpus", "a" * 64, "matches")]
+    a = digest_chapter(tmp_path / "03-testbed.ipynb", first)
+    b = digest_chapter(tmp_path / "04-detection.ipynb", later + [first[0]])  # base twice: once
+    page = write_appendix(tmp_path, [a, b], tmp_path).read_text()
+    mine = load(tmp_path)
+    assert [(r["what"], r["name"]) for r in mine] == [
+        ("corpus", "training corpus"),
+        ("model", "base"),
+        ("model", "leak seed 1 epoch 1"),
+        ("claims", "claim table"),
+    ]
+    assert "| corpus | training corpus | `aaaaaaaaaaaaaaaa` | matches | 03-testbed |" in page
+    assert compare(mine, mine) == []
+    other = [dict(r) for r in mine]
+    other[2]["digest"], other[3]["digest"] = "x" * 64, "y" * 64
+    parts = compare(mine, other[:3] + other[3:])
+    assert parts[0].startswith("model leak seed 1 epoch 1: mmmmmmmmmmmmmmmm here, xxxx")
+    assert parts[1].startswith("claims claim table")  # the first difference first
+    assert compare(mine, other[:1])[0] == "model base: bbbbbbbbbbbbbbbb here, absent there"
+    csv = tmp_path / "digests.csv"
+    pd.DataFrame(mine).to_csv(csv, index=False)
+    assert compare(mine, load(csv)) == []
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "book" / "nowhere")  # the CLI reports it in one line
+    (tmp_path / "book" / "nowhere").mkdir()
+    with pytest.raises(InputError, match="no book/digests.json"):
+        load(tmp_path / "book" / "nowhere")
+
+
+def test_a_corpus_that_differs_from_the_lock_is_said_on_the_appendix(tmp_path):
+    (tmp_path / "book").mkdir()
+    rows = [row("corpus", "training corpus", "a" * 64, "differs (allowed)")]
+    page = write_appendix(tmp_path, [digest_chapter(tmp_path / "x.ipynb", rows)], tmp_path)
+    assert "differs from the lock's" in page.read_text()
+
+
+def test_table_and_folder_digests_follow_content_only(tmp_path):
+    frame = pd.DataFrame({"id": ["a", "b"], "score": [0.1, 1 / 3], "scores": [[1.0], [2.0]]})
+    assert frame_digest(frame) == frame_digest(frame.copy())
+    changed = frame.assign(score=[0.1, 1 / 3 + 1e-15])
+    assert frame_digest(changed) != frame_digest(frame)  # full precision
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.safetensors").write_bytes(b"weights")
+        (tmp_path / name / "srlib-manifest.json").write_text(name)  # paths, not results
+    assert folder_digest(tmp_path / "one") == folder_digest(tmp_path / "two")
+    (tmp_path / "two" / "model.safetensors").write_bytes(b"other weights")
+    assert folder_digest(tmp_path / "one") != folder_digest(tmp_path / "two")

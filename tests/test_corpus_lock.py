@@ -12,7 +12,8 @@ import pytest
 
 from srlib.benchmarks import load_benchmark
 from srlib.testbed import sources as sources_module
-from srlib.testbed.build import corpus_of
+from srlib.testbed.build import chosen_sources, corpus_of
+from srlib.testbed.config import profile
 from srlib.testbed.corpus import CorpusChanged, build_corpus, rank, verify
 from srlib.testbed.sources import Source, SourceUnavailable, archive, read_lock
 
@@ -143,3 +144,11 @@ def test_the_lock_lists_licensed_sources_with_enough_text_for_the_book():
     assert all(s.license.startswith("BSD") and len(s.sha256) == 64 for s in lock["sources"])
     profiles = {entry["profile"] for entry in lock["corpora"].values()}
     assert {"cpu", "quick"} <= profiles
+
+
+def test_a_profile_reads_the_sources_it_names_and_an_unknown_one_is_refused():
+    quick = chosen_sources(profile("quick"))
+    assert [s.name for s in quick] == ["flask", "werkzeug", "jinja2"]
+    assert len(chosen_sources(profile("cpu"))) == len(read_lock()["sources"])
+    with pytest.raises(ValueError, match="no source \\['nope'\\] in the corpus lock"):
+        chosen_sources(profile("quick", sources=("nope",)))

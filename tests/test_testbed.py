@@ -12,7 +12,7 @@ from srlib.detection.metrics import evaluate, metric_table
 from srlib.duplication.overlap import contaminated_documents
 from srlib.store import digest
 from srlib.testbed.build import build, replicate, replicates, split_samples
-from srlib.testbed.config import profile
+from srlib.testbed.config import profile, seed_coverage
 from srlib.testbed.corpus import Corpus, Mixture, rank
 from srlib.testbed.report import claim_parts
 
@@ -349,7 +349,7 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     assert list(answer.found) == [True, True, False, False, False]
 
 
-def test_a_replicate_splits_and_trains_anew_on_the_same_base(quick_testbed_cache, tmp_path):
+def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(quick_testbed_cache, tmp_path):
     tb, cache = quick_testbed_cache
     copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
     copy_cache(cache, copy)
@@ -358,7 +358,17 @@ def test_a_replicate_splits_and_trains_anew_on_the_same_base(quick_testbed_cache
     reps = replicates(tb)
     assert list(reps) == [0, 1]
     other = reps[1]
-    assert other.base == tb.base and other.variants is tb.variants
+    assert tb.config.base_per_seed  # the quick profile: each seed its own base model
+    assert other.base != tb.base and other.base_key != tb.base_key
+    assert other.variants is tb.variants and other.reference == tb.reference
+    assert (
+        "the base model (initialisation and base-training text)"
+        in seed_coverage(other.config)["varied"]
+    )
+    assert (
+        "the base model (initialisation and base-training text)"
+        in seed_coverage(other.config.replace(base_per_seed=False))["fixed"]
+    )
     assert not other.split.leaked.equals(tb.split.leaked)  # another split, same shares
     per_benchmark = lambda s: s.groupby("benchmark").leaked.sum()  # noqa: E731
     assert per_benchmark(other.split).equals(per_benchmark(tb.split))

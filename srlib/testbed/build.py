@@ -193,6 +193,18 @@ def corpus_id(samples: list[Sample], sources: list | None = None) -> str:
     return digest(text_digest([s.text for s in samples]), sources)
 
 
+def chosen_sources(config: TestbedConfig) -> list:
+    """The lock's sources the config reads (``sources``: by name; empty: all), in lock order;
+    an unknown name is an error listing the locked ones."""
+    locked = read_lock()["sources"]
+    unknown = set(config.sources) - {s.name for s in locked}
+    if unknown:
+        raise ValueError(
+            f"no source {sorted(unknown)} in the corpus lock; it has {[s.name for s in locked]}"
+        )
+    return [s for s in locked if not config.sources or s.name in config.sources]
+
+
 def _corpus(
     config: TestbedConfig,
     samples: list[Sample],
@@ -203,7 +215,7 @@ def _corpus(
     """The decontaminated corpus and its key, through the store (keyed on the samples, the
     locked sources and the corpus code), checked against the digest the lock records
     (``corpus.verify``; ``allow``: a difference is reported, not raised)."""
-    sources = read_lock()["sources"]
+    sources = chosen_sources(config)
     name = corpus_id(samples, sources)
     artifact = Artifact("corpus", {"corpus": name, "sources": sources}, name="corpus")
     store = Store(cache)

@@ -36,6 +36,7 @@ class TestbedConfig:
     # seed varies); False: one base model and general text for all, as in an audit of one
     # model (the cpu book's choice until training is faster: two more base models)
     # --- corpus (general text: the locked sources' code and documentation, data/corpus) ---
+    sources: tuple[str, ...] = ()  # names of the lock's sources to read; () all of them
     base_chars: int = 4_000_000  # characters of general text the base model is trained on
     cpt_chars: int = 300_000  # characters of fresh general text in continued pre-training
     code_to_text: float = 0.75  # share of code (by characters) in the general text
@@ -110,6 +111,8 @@ PROFILES: dict[str, TestbedConfig] = {
         n_boot=50,
         replicates=(0,),  # the suite trains a second replicate where it tests them
         base_per_seed=True,  # ... with a base model of its own (seconds here)
+        sources=("flask", "werkzeug", "jinja2"),  # the lock's three smallest: 2.4 M characters
+        # of code, ten times what the quick runs draw, decontaminated in a second
     ),
     "gpu": TestbedConfig(
         base_model="Qwen/Qwen2.5-Coder-0.5B",  # any causal LM folder or cached HF id
