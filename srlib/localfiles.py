@@ -1,5 +1,7 @@
 """The one walker over this machine's Python sources: the standard library and installed
-packages, the real code that is on every machine (training text, overlap audits)."""
+packages, the real code that is on every machine (overlap audits, the offline secret corpus,
+test fixtures). The testbed never trains on it: its text comes from the locked sources
+(``testbed.sources``), so installing a package cannot change a model."""
 
 from __future__ import annotations
 
@@ -53,8 +55,8 @@ def _walk(root: Path | str, prune: Sequence[str] = ()) -> list[tuple[str, bool]]
 
 @functools.lru_cache(maxsize=16)
 def _walked(root: str, prune: tuple[str, ...]) -> tuple[tuple[str, bool], ...]:
-    """``_walk`` once per process and folder: ``python_files``, ``source_files`` and
-    ``text_files`` all walk the installed packages."""
+    """``_walk`` once per process and folder: ``python_files`` and ``source_files`` both walk
+    the installed packages."""
     return tuple(_walk(root, prune))
 
 
@@ -87,26 +89,6 @@ def read_texts(files: Sequence[Path]) -> Iterator[tuple[Path, str]]:
             yield f, f.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-
-
-TEXT_NAMES = ("LICENSE", "LICENCE", "COPYING", "AUTHORS", "README", "CHANGES", "NOTICE")
-
-
-def text_files(scopes: Sequence[str] = ("purelib", "platlib")) -> list[Path]:
-    """Sorted natural-language files of installed packages: ``METADATA`` (package
-    descriptions), licence, authors and readme files, and ``.md``/``.rst`` documents (the
-    walk is shared with ``python_files`` and ``source_files``, once per process)."""
-    paths = sysconfig.get_paths()
-    roots = dict.fromkeys(Path(paths[s]) for s in scopes)
-    found = []
-    for root in roots:
-        for f, is_file in _walked(str(root), ()):
-            suffix, name = _suffix(f), os.path.basename(f)
-            wanted = suffix in (".md", ".rst") or name == "METADATA"
-            wanted = wanted or name.upper().startswith(TEXT_NAMES)
-            if wanted and suffix not in (".py", ".pyc", ".so") and is_file:
-                found.append(Path(f))
-    return list(dict.fromkeys(found))
 
 
 LANGUAGES = {
