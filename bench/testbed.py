@@ -1,13 +1,15 @@
 """Throughput of the testbed's model on this machine, and the time of each testbed stage.
 
 Measures, side by side in one run, the ``cpu`` profile's model (or another profile's):
-training tokens/s (optimiser steps on real code), scoring tokens/s (``HFModel`` batched
-log-probs) and greedy generation tokens/s, then builds the testbed of ``--profile`` in a
-fresh cache folder and times every stage (corpus, variants, base model, reference model, each
-continued-pre-training run, scoring of each checkpoint).
+training tokens/s in float32 and bfloat16 (``train_lm``) beside a plain fp32 eager loop of the
+same shapes, and scoring tokens/s (``HFModel`` batched log-probs) in both precisions, each
+with its FLOP/s as a fraction of a matmul of the model's shape in the same precision; then
+builds the testbed of ``--profile`` in a fresh cache folder and times every stage (corpus,
+variants, base model, reference model, each continued-pre-training run, scoring of each
+checkpoint).
 
 Usage: ``.venv/bin/python bench/testbed.py [--profile cpu] [--build]``; without
-``--build`` only the throughput is measured (a minute), with it the whole profile is built
+``--build`` only the throughput is measured (a few minutes), with it the whole profile is built
 (the ``cpu`` profile: tens of minutes). ``--ngram-model FOLDER`` (a trained checkpoint, e.g.
 the main run's last under ``.srlib-cache/testbed/runs/``) instead times n-gram accuracy with
 generations stopped once their first code tokens are final against full ones.
@@ -28,40 +30,141 @@ from srlib.detection.scoring import ngram_accuracy_many
 from srlib.localfiles import python_sources
 from srlib.models.base import GenerationSettings
 from srlib.models.hf import HFModel
-from srlib.models.tiny import train_lm
+from srlib.models.tiny import tiny_gpt2, train_lm, train_tokenizer
 from srlib.testbed.config import profile
 from srlib.testbed.train import TrainSettings, train_model
 
 
-def throughput(name: str) -> None:
-    """Training, scoring and generation tokens/s of the profile's model size."""
+def _plain_step_loop(config, batch) -> float:
+    """Tokens/s of a plain fp32 eager loop: HF GPT-2 of the profile's size as HF builds it
+    (its own GELU, eager attention), AdamW, clipping, no allocator or precision settings."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    size = config.model
+    cfg = GPT2Config(
+        vocab_size=size.vocab_size,
+        n_positions=size.n_positions,
+        n_embd=size.n_embd,
+        n_layer=size.n_layer,
+        n_head=size.n_head,
+        attn_implementation="eager",
+    )
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(cfg).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+
+    def step():
+        loss = model(input_ids=batch, labels=batch).loss
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    step()
+    _, s = timed(lambda: [step() for _ in range(STEPS)])
+    return STEPS * batch.numel() / s
+
+
+def _measure(name: str, what: str, dtype: str) -> float:
+    """One measurement in a fresh process: tokens/s of ``what`` (plain, train, score) or the
+    GFLOP/s of a matmul of the model's MLP shape (matmul), in ``dtype``."""
+    import torch
+
+    from srlib.models.cpu import keep_freed_memory
+
     config = profile(name)
-    texts = python_sources(600_000, seed=1)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = TrainSettings(model=config.model, steps=0)
-        folder = train_model(texts, tmp, settings).path
-        hf = HFModel(str(folder), batch_size=config.score_batch)
-        params = sum(p.numel() for p in hf.model.parameters())
-        steps = 20
-        _, train_s = timed(
-            lambda: train_lm(
-                hf.model, hf.tokenizer, texts, steps, config.batch_size, config.block_size
-            )
+    tokens = config.batch_size * config.block_size
+    batch = torch.randint(0, config.model.vocab_size, (config.batch_size, config.block_size))
+    if what == "plain":
+        return _plain_step_loop(config, batch)
+    keep_freed_memory()
+    torch.set_num_threads(1)
+    if what == "matmul":
+        d, kind = config.model.n_embd, getattr(torch, dtype)
+        a, b = torch.randn(tokens, d, dtype=kind), torch.randn(d, 4 * d, dtype=kind)
+
+        def products():
+            for _ in range(200):
+                a @ b
+
+        products()
+        _, s = timed(products)
+        return 200 * 2 * tokens * d * 4 * d / s / 1e9
+    texts = python_sources(400_000, seed=1)
+    if what == "score":
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = train_model(texts, tmp, TrainSettings(model=config.model, steps=0)).path
+            hf = HFModel(str(folder), batch_size=config.score_batch, threads=1, dtype=dtype)
+            sample_texts = [s.text for s in load_benchmark("mbpp", split="test")[:160]]
+            hf.token_logprobs(sample_texts[:16])
+            scored, s = timed(lambda: hf.token_logprobs(sample_texts))
+            return sum(len(x.tokens) + 1 for x in scored) / s
+    tokenizer = train_tokenizer(texts, config.model.vocab_size)
+    model = tiny_gpt2(tokenizer, config.model)  # as ``train_model`` builds it
+    args = (tokenizer, texts, 1, config.batch_size, config.block_size)
+    _, one = timed(lambda: train_lm(model, *args, dtype=dtype))
+    _, more = timed(lambda: train_lm(model, *args[:2], 1 + STEPS, *args[3:], dtype=dtype))
+    return STEPS * tokens / (more - one)  # the steps alone: tokenizing the texts cancels
+
+
+STEPS = 12  # timed optimiser steps per training measurement
+
+
+def throughput(name: str, rounds: int = 2) -> None:
+    """Training and scoring tokens/s in float32 and bfloat16 beside a plain fp32 eager loop,
+    each as a fraction of a matmul of the model's own shapes in the same precision; every
+    measurement in a fresh process, the rounds interleaved, the best of each kept."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from srlib.models.cpu import bf16_units
+
+    config = profile(name)
+    cases = [
+        ("matmul", "float32"),
+        ("matmul", "bfloat16"),
+        ("plain", "float32"),
+        ("train", "float32"),
+        ("train", "bfloat16"),
+        ("score", "float32"),
+        ("score", "bfloat16"),
+    ]
+    best: dict[tuple[str, str], float] = {}
+    spawn = multiprocessing.get_context("spawn")
+    for _ in range(rounds):
+        for case in cases:
+            with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                value = pool.submit(_measure, name, *case).result()
+            best[case] = max(best.get(case, 0.0), value)
+    size = config.model
+    n = 12 * size.n_layer * size.n_embd**2 + size.vocab_size * size.n_embd  # matmul weights
+    attention = 2 * size.n_layer * config.block_size * size.n_embd  # per token, forward
+    forward = 2 * n + attention  # FLOP per token
+    print(f"profile {name!r}: {size}, batch {config.batch_size} x {config.block_size}, 1 thread")
+    print(f"CPU bf16 units: {bf16_units()}")
+    print(
+        f"matmul {config.batch_size * config.block_size} x {size.n_embd} x {4 * size.n_embd}: "
+        f"fp32 {best['matmul', 'float32']:.0f} GFLOP/s, bf16 {best['matmul', 'bfloat16']:.0f}"
+    )
+    plain = best["plain", "float32"]
+    rows = [
+        ("plain fp32 eager loop", "plain", "float32", 3),
+        ("train_lm float32", "train", "float32", 3),
+        ("train_lm bfloat16", "train", "bfloat16", 3),
+        ("scoring float32", "score", "float32", 1),
+        ("scoring bfloat16", "score", "bfloat16", 1),
+    ]
+    for label, what, dtype, passes in rows:
+        rate = best[what, dtype]
+        gflops = rate * forward * passes / 1e9
+        peak = best["matmul", dtype]
+        ratio = f"  {rate / plain:.2f}x plain" if what == "train" else ""
+        print(
+            f"{label:24s} {rate:8.0f} tokens/s  {gflops:6.1f} GFLOP/s "
+            f"({gflops / peak:5.1%} of the {dtype} matmul){ratio}"
         )
-        train_tokens = steps * config.batch_size * config.block_size
-        samples = load_benchmark("humaneval") + load_benchmark("mbpp", split="test")
-        sample_texts = [s.text for s in samples]
-        scored, score_s = timed(lambda: hf.token_logprobs(sample_texts))
-        score_tokens = sum(len(s.tokens) + 1 for s in scored)
-        prompts = [s.prompt for s in samples[:64]]
-        settings = GenerationSettings(max_new_tokens=config.max_new_tokens)
-        _, gen_s = timed(lambda: hf.generate(prompts, settings))
-        gen_tokens = len(prompts) * config.max_new_tokens
-    print(f"profile {name!r}: model of {params / 1e6:.2f} M parameters, 2 CPU threads")
-    print(f"training  : {train_tokens / train_s:8.0f} tokens/s ({steps} steps)")
-    print(f"scoring   : {score_tokens / score_s:8.0f} tokens/s ({len(sample_texts)} texts)")
-    print(f"generation: {gen_tokens / gen_s:8.0f} new tokens/s ({len(prompts)} prompts)")
-    print(f"mean sample length: {score_tokens / len(sample_texts):.0f} tokens")
 
 
 class FullGeneration:

@@ -34,6 +34,7 @@ def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
     b = executed(tmp_path / "01-b.ipynb", {}, "", tags=())
     page = write_appendix(tmp_path, [a, b], cache).read_text()
     assert "| CPU cores |" in page and "| torch |" in page and "1.0 MiB" in page
+    assert "| CPU bf16 units (bfloat16 training) |" in page and "| torch CPU kernels |" in page
     assert '| `benchmarks` | `["mbpp"]` |' in page and "in 1.5 min" in page
     assert "### 01-b" in page and "Its defaults" in page
     assert "not a git checkout" in page  # tmp_path is no repository

@@ -106,6 +106,23 @@ def test_profiles_and_keys():
     with pytest.raises(ValueError, match="epoch"):
         quick.replace(epoch=3)
     assert digest(quick) == digest(profile("quick")) != digest(quick.replace(epochs=3))
+    assert profile("cpu").train_dtype == "bfloat16"  # pinned, whatever the machine's units
+    with pytest.raises(ValueError, match="unknown training dtype 'half'"):
+        quick.replace(train_dtype="half")
+
+
+def test_training_precision_is_keyed_and_reaches_every_training():
+    from srlib.testbed.build import _settings, leak_settings
+    from srlib.testbed.train import model_artifact
+
+    fp32 = profile("quick", train_dtype="float32")
+    assert leak_settings(fp32).dtype == _settings(fp32, fp32.model, 1, 0).dtype == "float32"
+    bf16 = profile("quick")
+    assert leak_settings(bf16).dtype == _settings(bf16, bf16.model, 1, 0).dtype == "bfloat16"
+    keys = {
+        model_artifact(["x"], ["x"], _settings(c, c.model, 1, 0), "m").key for c in (fp32, bf16)
+    }
+    assert len(keys) == 2
 
 
 def test_build_counts_exposures_and_reuses_its_cache(quick_testbed_cache, tmp_path):
@@ -358,7 +375,7 @@ def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(quick_testbed_c
     reps = replicates(tb)
     assert list(reps) == [0, 1]
     other = reps[1]
-    assert tb.config.base_per_seed  # the quick profile: each seed its own base model
+    assert tb.config.base_per_seed  # every profile: each seed its own base model
     assert other.base != tb.base and other.base_key != tb.base_key
     assert other.variants is tb.variants and other.reference == tb.reference
     assert (

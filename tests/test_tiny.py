@@ -63,3 +63,45 @@ def test_training_text_must_be_long_enough():
     tok = train_tokenizer(["a b c"] * 10, vocab_size=260)
     with pytest.raises(ValueError, match="need more than"):
         train_lm(tiny_gpt2(tok, TinyConfig(n_positions=64)), tok, ["a"], steps=1, block_size=32)
+
+
+def test_bf16_training_lowers_the_loss_is_deterministic_and_other_weights_than_fp32():
+    texts = python_sources(60_000)
+    tok = train_tokenizer(texts, vocab_size=300)
+    config = TinyConfig(n_layer=1, n_head=2, n_embd=32, n_positions=64)
+
+    def run(dtype):
+        net = tiny_gpt2(tok, config)
+        losses = train_lm(net, tok, texts, steps=30, batch_size=4, block_size=32, dtype=dtype)
+        return losses, next(net.parameters())
+
+    (bf16, w16), (again, _), (fp32, w32) = run("bfloat16"), run("bfloat16"), run("float32")
+    assert bf16 == again
+    assert sum(bf16[-5:]) / 5 < sum(bf16[:5]) / 5 - 0.5
+    assert bf16 != fp32 and str(w16.dtype) == str(w32.dtype) == "torch.float32"  # master weights
+
+
+def test_training_dtype_is_checked_before_training():
+    tok = train_tokenizer(["a b c"] * 10, vocab_size=260)
+    with pytest.raises(ValueError, match="unknown training dtype 'bf16'"):
+        train_lm(tiny_gpt2(tok, TinyConfig(n_positions=64)), tok, ["a"], steps=1, dtype="bf16")
+    with pytest.raises(ValueError, match="float16 training needs a GPU"):
+        train_lm(tiny_gpt2(tok, TinyConfig(n_positions=64)), tok, ["a"], steps=1, dtype="float16")
+
+
+def test_bf16_units_read_from_the_cpu_flags():
+    from srlib.models.cpu import bf16_units, cpu_flags
+
+    info = "processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 amx_tile amx_bf16\n"
+    assert cpu_flags(info) == {"fpu", "sse2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"}
+    assert bf16_units(cpu_flags(info)) == "AMX, AVX-512 BF16"
+    assert bf16_units({"fpu", "avx2"}).startswith("none")
+    assert cpu_flags("no flags here") == set()
+
+
+def test_freed_memory_is_kept_where_glibc_allocates():
+    import platform
+
+    from srlib.models.cpu import keep_freed_memory
+
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")

@@ -16,6 +16,7 @@ import pandas as pd
 
 from srlib.book.digests import collect
 from srlib.book.download import csv_link
+from srlib.models.cpu import bf16_units
 from srlib.store import write_json
 
 PACKAGES = (
@@ -68,14 +69,17 @@ def _machine() -> list[tuple[str, str]]:
         import torch
 
         gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+        kernels = torch.backends.cpu.get_cpu_capability()
     except ImportError:
-        gpu = "unknown (torch not installed)"
+        gpu = kernels = "unknown (torch not installed)"
     return [
         ("system", f"{platform.system()} {platform.release()} ({platform.machine()})"),
         ("Python", platform.python_version()),
         ("CPU cores", str(os.cpu_count())),
         ("memory", f"{memory:.1f} GiB"),
         ("GPU", gpu),
+        ("CPU bf16 units (bfloat16 training)", bf16_units()),
+        ("torch CPU kernels", kernels),
     ]
 
 

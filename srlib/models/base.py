@@ -99,6 +99,9 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         return
     import torch
 
+    from srlib.models.cpu import keep_freed_memory
+
+    keep_freed_memory()
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srlib.models.base import torch_threads
+from srlib.models.cpu import attention, autocast, check_dtype
 
 EOS = "<|endoftext|>"
 
@@ -25,6 +26,8 @@ class TinyConfig:
     n_embd: int = 64  # width
     n_positions: int = 512  # context length in tokens
     seed: int = 0  # weight initialisation
+    activation: str = "gelu_pytorch_tanh"  # GPT-2's tanh GELU as one fused kernel (the same
+    # function as "gelu_new", a tenth faster per training step here)
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 2048):
@@ -57,6 +60,8 @@ def tiny_gpt2(tokenizer, config: TinyConfig | None = None):
         bos_token_id=tokenizer.eos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.eos_token_id,
+        activation_function=config.activation,
+        attn_implementation=attention("cpu"),
     )
     return GPT2LMHeadModel(cfg)
 
@@ -71,14 +76,17 @@ def train_lm(
     lr: float = 3e-3,
     seed: int = 0,
     threads: int | None = 1,
+    dtype: str = "float32",
 ) -> list[float]:
     """Train on ``texts`` (joined by EOS, cut into blocks) for ``steps`` on ``threads`` CPU
-    threads (the losses and weights depend on it); returns the losses."""
+    threads (the losses and weights depend on it), the forward pass autocast to ``dtype``
+    (weights and optimiser state stay float32); returns the losses."""
+    check_dtype(dtype)
     with torch_threads(threads):
-        return _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed)
+        return _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, dtype)
 
 
-def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed) -> list[float]:
+def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, dtype):
     import torch
 
     ids: list[int] = []
@@ -99,7 +107,8 @@ def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed) 
             group["lr"] = lr * scale
         starts = [rng.randrange(len(data) - block_size) for _ in range(batch_size)]
         batch = torch.stack([data[s : s + block_size] for s in starts])
-        loss = model(input_ids=batch, labels=batch).loss
+        with autocast("cpu", dtype):
+            loss = model(input_ids=batch, labels=batch).loss
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

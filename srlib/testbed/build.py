@@ -183,7 +183,7 @@ def leak_settings(config: TestbedConfig) -> LeakSettings:
         block_size=config.block_size,
         seed=config.seed,
         device=config.device,
-        dtype=config.dtype,
+        dtype=config.train_dtype,
         threads=config.threads,
     )
 
@@ -336,6 +336,7 @@ def _settings(config: TestbedConfig, size, steps: int, seed: int) -> TrainSettin
         lr=config.base_lr,
         seed=seed,
         threads=config.threads,
+        dtype=config.train_dtype,
     )
 
 

@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from srlib.models.cpu import check_dtype
 from srlib.models.tiny import TinyConfig
 
 
@@ -31,10 +32,10 @@ class TestbedConfig:
     replicates: tuple[int, ...] = (0, 1, 2)  # seeds of the main run and its null control as
     # replicated for the claim (each: its own leaked/held-out split and continued-pre-training
     # order and initialisation; variants and the pinned corpus shared)
-    base_per_seed: bool = False  # each replicate also trains a base model of its own on base
+    base_per_seed: bool = True  # each replicate also trains a base model of its own on base
     # text drawn from the pinned corpus under its seed (what a reader's rerun with another
     # seed varies); False: one base model and general text for all, as in an audit of one
-    # model (the cpu book's choice until training is faster: two more base models)
+    # model
     # --- corpus (general text: the locked sources' code and documentation, data/corpus) ---
     sources: tuple[str, ...] = ()  # names of the lock's sources to read; () all of them
     base_chars: int = 4_000_000  # characters of general text the base model is trained on
@@ -72,6 +73,10 @@ class TestbedConfig:
     device: str = "cpu"  # torch device for training and scoring
     threads: int = 1  # CPU threads of training and scoring: the numbers depend on it, so it is
     # fixed (not taken from the machine or from how many chapters run beside)
+    train_dtype: str = "bfloat16"  # training precision: the forward pass autocast to bfloat16
+    # (weights and optimiser state float32), on every machine — a profile resolves the same
+    # everywhere; a CPU without bf16 units runs it slower (the appendix names the units).
+    # "float32": full precision, other weights (the book's main run trained both ways agrees)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 16  # texts per forward pass
     max_new_tokens: int = 48  # black-box: tokens generated after each prefix
@@ -85,6 +90,9 @@ class TestbedConfig:
         if unknown:
             raise ValueError(f"unknown testbed setting(s) {sorted(unknown)}")
         return dataclasses.replace(self, **changes)
+
+    def __post_init__(self) -> None:
+        check_dtype(self.train_dtype, self.device)
 
 
 PROFILES: dict[str, TestbedConfig] = {
@@ -109,8 +117,7 @@ PROFILES: dict[str, TestbedConfig] = {
         zoo_exposures=(4,),
         max_new_tokens=16,
         n_boot=50,
-        replicates=(0,),  # the suite trains a second replicate where it tests them
-        base_per_seed=True,  # ... with a base model of its own (seconds here)
+        replicates=(0,),  # the suite trains a second replicate (own base model) where it tests them
         sources=("flask", "werkzeug", "jinja2"),  # the lock's three smallest: 2.4 M characters
         # of code, ten times what the quick runs draw, decontaminated in a second
     ),

@@ -24,6 +24,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from srlib.models.base import torch_threads
+from srlib.models.cpu import attention, autocast, check_dtype
 from srlib.store import atomic_path
 
 
@@ -38,7 +39,7 @@ class LeakSettings:
     block_size: int = 256  # tokens per block
     seed: int = 0  # document order per epoch
     device: str = "cpu"  # torch device
-    dtype: str = "float32"  # autocast dtype on a GPU (weights stay float32)
+    dtype: str = "float32"  # autocast dtype of the forward pass (weights stay float32)
     threads: int = 1  # CPU threads (the weights depend on it, so it is fixed and keyed)
 
 
@@ -87,6 +88,7 @@ def continue_training(
     ``out/epoch-<k>``; a finished run in ``out`` is loaded, not retrained, and an unfinished
     one is started again (``out`` appears only when complete)."""
     out = Path(out)
+    check_dtype(settings.dtype, settings.device)
     if (out / "run.json").is_file():
         return load_run(out)
     with atomic_path(out, folder=True) as tmp:
@@ -117,7 +119,9 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True).to(settings.device)
+    model = AutoModelForCausalLM.from_pretrained(
+        base, local_files_only=True, attn_implementation=attention(settings.device)
+    ).to(settings.device)
     eos = tokenizer.eos_token_id
     ids = list(leaked)
     docs = list(general) + [leaked[i] for i in ids]
@@ -133,7 +137,6 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
     opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
     warmup = max(1, total // 20)
     torch.manual_seed(settings.seed)
-    autocast = settings.device.startswith("cuda") and settings.dtype != "float32"
     losses, rows, step = [], [], 0
     bar = tqdm(
         total=total,
@@ -153,7 +156,7 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
             scale = min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / total))
             for group in opt.param_groups:
                 group["lr"] = settings.lr * scale
-            with torch.autocast("cuda", dtype=getattr(torch, settings.dtype), enabled=autocast):
+            with autocast(settings.device, settings.dtype):
                 loss = model(
                     input_ids=input_ids.to(settings.device), labels=labels.to(settings.device)
                 ).loss

@@ -26,6 +26,7 @@ class TrainSettings:
     lr: float = 3e-3  # peak learning rate (warm-up then cosine decay)
     seed: int = 0  # block sampling and initialisation
     threads: int = 1  # CPU threads (the weights depend on it, so it is fixed and keyed)
+    dtype: str = "float32"  # autocast dtype of the forward pass (weights stay float32)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ def train_model(
             lr=settings.lr,
             seed=settings.seed,
             threads=settings.threads,
+            dtype=settings.dtype,
         )
     with store.put(artifact) as tmp:
         save(net, tokenizer, tmp)

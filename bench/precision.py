@@ -1,0 +1,54 @@
+"""Does training in bfloat16 move the science? The profile's main run trained in float32 and in
+bfloat16, side by side: the leak's size (leaked and held-out perplexity gain over the base
+model, the memorisation p-value) and the primary contrasts of seed 0 (difference, interval,
+verdict), with whether each precision's estimate lies inside the other's interval.
+
+Usage: ``.venv/bin/python bench/precision.py [--profile cpu] [--cache-dir DIR]``. With the
+book's cache (``.srlib-cache/testbed``, the default) the bfloat16 side is read from it and
+only the float32 side trains (the ``cpu`` profile: base, reference, main run and null control
+and their scores, about half an hour on one core).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from srlib.testbed.build import shared
+from srlib.testbed.report import claim_table, memorisation_table
+
+DTYPES = ("float32", "bfloat16")
+
+
+def side(profile_name: str, dtype: str, cache_dir: str) -> tuple[pd.Series, pd.DataFrame]:
+    """The main run's last-epoch memorisation row and seed 0's primary contrasts in ``dtype``."""
+    tb = shared(profile_name, {"train_dtype": dtype}, None, cache_dir, progress=True)
+    mem = memorisation_table(tb)
+    last = mem[(mem.run == tb.main) & (mem.epoch == tb.config.epochs)].iloc[0]
+    claims = claim_table({tb.config.seed: tb})
+    primary = claims[claims.role == "primary"].set_index("contrast")
+    return last, primary[["difference", "low", "high", "verdict"]]
+
+
+def compare(profile_name: str, cache_dir: str) -> None:
+    """Print the two precisions side by side."""
+    sides = {d: side(profile_name, d, cache_dir) for d in DTYPES}
+    leak = pd.DataFrame({d: mem for d, (mem, _) in sides.items()}).drop(["run", "epoch"])
+    print(f"profile {profile_name!r}, main run after its last epoch:")
+    print(leak.to_string())
+    a, b = (sides[d][1] for d in DTYPES)
+    table = a.join(b, lsuffix=f" {DTYPES[0]}", rsuffix=f" {DTYPES[1]}")
+    inside = lambda x, y: x.difference.between(y.low, y.high)  # noqa: E731
+    table["each inside the other's interval"] = inside(a, b) & inside(b, a)
+    table["same verdict"] = a.verdict == b.verdict
+    print("\nprimary contrasts (MCC difference and 95% interval), seed 0:")
+    print(table.round(3).to_string())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--cache-dir", default=".srlib-cache/testbed")
+    args = parser.parse_args()
+    compare(args.profile, args.cache_dir)
