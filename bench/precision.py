@@ -31,9 +31,9 @@ def side(profile_name: str, dtype: str, cache_dir: str) -> tuple[pd.Series, pd.D
     return last, primary[["difference", "low", "high", "verdict"]]
 
 
-def compare(profile_name: str, cache_dir: str) -> None:
-    """Print the two precisions side by side."""
-    sides = {d: side(profile_name, d, cache_dir) for d in DTYPES}
+def compare(profile_name: str, caches: dict[str, str]) -> None:
+    """Print the two precisions side by side, each built in (or read from) its cache."""
+    sides = {d: side(profile_name, d, caches[d]) for d in DTYPES}
     leak = pd.DataFrame({d: mem for d, (mem, _) in sides.items()}).drop(["run", "epoch"])
     print(f"profile {profile_name!r}, main run after its last epoch:")
     print(leak.to_string())
@@ -50,5 +50,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--cache-dir", default=".srlib-cache/testbed")
+    parser.add_argument("--float32-cache-dir", help="the float32 side's cache (default: the same)")
+    parser.add_argument("--only", choices=DTYPES, help="build one side only (to run it apart)")
     args = parser.parse_args()
-    compare(args.profile, args.cache_dir)
+    caches = {"bfloat16": args.cache_dir, "float32": args.float32_cache_dir or args.cache_dir}
+    if args.only:
+        side(args.profile, args.only, caches[args.only])
+    else:
+        compare(args.profile, caches)

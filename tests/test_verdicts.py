@@ -36,8 +36,19 @@ def test_chance_and_nominal_rates_follow_the_interval():
     assert "better than chance" in above_chance("x", 0.7, 0.6, 0.8)
     assert "no evidence" in above_chance("x", 0.55, 0.45, 0.65)
     assert "wrong way round" in above_chance("x", 0.3, 0.2, 0.4)
-    assert "consistent with" in rate_holds("t", 0.02, 0.0, 0.06, 0.01)
-    assert "does not hold" in rate_holds("t", 0.3, 0.2, 0.4, 0.01)
+    assert rate_holds("t", 8, 164, 0.05).endswith("consistent with the nominal 0.05.")
+    assert "above the nominal 0.01: the level does not hold" in rate_holds("t", 30, 100, 0.01)
+
+
+def test_a_rate_check_fails_on_too_few_flags_as_on_too_many():
+    from scipy import stats
+
+    none = rate_holds("SR margin on the null control", 0, 164, 0.05)
+    assert "below the nominal 0.05: the level does not hold (too few)" in none
+    assert stats.binomtest(0, 164, 0.05).pvalue < 0.001  # the exact two-sided test agrees
+    assert "0 of 164 (0.0%; exact 95% interval [0.0%, 2.2%])" in none
+    assert "consistent" in rate_holds("t", 0, 20, 0.05)  # 20 trials cannot tell
+    assert "cannot be checked" in rate_holds("t", 0, 0, 0.05)
 
 
 def _results(means: dict[str, tuple[float, float, float]]) -> pd.DataFrame:
@@ -189,6 +200,8 @@ def test_pooled_power_reports_power_and_whether_alpha_holds():
             "set": ["leaked", "leaked", "clean", "clean"],
             "samples": [5, 10, 5, 10],
             "rejection rate": [0.5, 0.9, 0.0, 0.3],
+            "rejected": [10, 18, 0, 6],
+            "draws": 20,
             "low": [0.3, 0.8, 0.0, 0.2],
             "high": [0.7, 1.0, 0.1, 0.4],
             "saw it": [True, True, False, False],
@@ -215,7 +228,7 @@ def test_the_pooled_false_positive_rate_is_read_from_its_interval():
     assert fpr.loc["vs control", ["tests", "rejected", "rate", "low"]].tolist() == [5, 0, 0, 0]
     assert fpr.loc["vs reference", "low"] > 0.01  # exact interval: 3 of 6 is above 1%
     reference, control = tbv.pooled_fpr(fpr.reset_index(), 0.01)
-    assert reference.startswith("vs reference, 3 of 6 clean tests rejected: 50%")
+    assert reference.startswith("vs reference, clean tests rejected: 3 of 6 (50.0%")
     assert reference.endswith("the level does not hold.")
     assert control.endswith("consistent with α = 0.01.")
 

@@ -179,5 +179,14 @@ def rejection_rate(
                 p.append(control_test(subset, control).p_value)
         rejected = int(np.sum(np.asarray(p) < alpha))
         low, high = stats.binomtest(rejected, draws).proportion_ci(0.95, method="wilson")
-        rows.append({"samples": size, "rejection rate": rejected / draws, "low": low, "high": high})
+        rows.append(
+            {
+                "samples": size,
+                "rejected": rejected,
+                "draws": draws,
+                "rejection rate": rejected / draws,
+                "low": low,
+                "high": high,
+            }
+        )
     return pd.DataFrame(rows)

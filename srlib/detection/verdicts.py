@@ -31,11 +31,20 @@ def above_chance(name: str, value: float, low: float, high: float, chance: float
     return f"{text}: no evidence that it separates them better than chance."
 
 
-def rate_holds(name: str, rate: float, low: float, high: float, nominal: float) -> str:
-    """Whether a false-positive rate (with its interval) is consistent with its nominal level."""
-    text = f"{name}: {rate:.0%} [{low:.0%}, {high:.0%}]"
+def rate_holds(name: str, k: int, n: int, nominal: float, level: float = 0.95) -> str:
+    """Whether ``k`` flags in ``n`` clean trials are consistent with the ``nominal`` rate,
+    two-sided: the exact (Clopper-Pearson) interval of the rate must hold the nominal level.
+    Too few flags fails as surely as too many (0 of 164 at 5% is not a threshold that holds)."""
+    if n == 0:
+        return f"{name}: no trials, so the nominal {nominal:g} cannot be checked."
+    from scipy import stats
+
+    low, high = stats.binomtest(k, n).proportion_ci(level, method="exact")
+    text = f"{name}: {k} of {n} ({k / n:.1%}; exact {level:.0%} interval [{low:.1%}, {high:.1%}])"
     if low > nominal:
         return f"{text}, above the nominal {nominal:g}: the level does not hold."
+    if high < nominal:
+        return f"{text}, below the nominal {nominal:g}: the level does not hold (too few)."
     return f"{text}: consistent with the nominal {nominal:g}."
 
 

@@ -94,7 +94,7 @@ def clean_fpr(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
                     flags = pd.Series(threshold_decide(d.score.to_numpy(float), threshold))
                     flags, mode = flags.dropna().astype(bool), "calibrated on the other benchmark"
                 k, n = int(flags.sum()), int(flags.size)
-                low, high = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+                low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
                 rows.append(
                     {
                         "model": label,
@@ -107,7 +107,7 @@ def clean_fpr(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
                         "rate": k / n,
                         "low": low,
                         "high": high,
-                        "verdict": rate_holds(f"{detector} on {label}", k / n, low, high, fpr)
+                        "verdict": rate_holds(f"{detector} on {label}", k, n, fpr)
                         if mode != "none"
                         else "",
                     }

@@ -60,8 +60,8 @@ def calibration_shift_summary(mcc: pd.DataFrame) -> list[str]:
 
 def pooled_power(power: pd.DataFrame, alpha: float) -> list[str]:
     """At the largest set size per design, condition and benchmark: the rejection rate where
-    the model saw the set (power), and where it did not whether α holds (the interval's lower
-    end; subsets of one pool, so read ``pooled_fpr`` for the rate over independent tests)."""
+    the model saw the set (power), and where it did not whether α holds, two-sided (subsets
+    of one pool, not independent tests: read ``pooled_fpr`` for the rate over those)."""
     keys = ["design", "set", "benchmark"]
     largest = power.loc[power.groupby(keys).samples.idxmax()]
     out = []
@@ -73,10 +73,10 @@ def pooled_power(power: pd.DataFrame, alpha: float) -> list[str]:
             )
         else:
             rate = rate_holds(
-                f"{design}, {name}, {bench} (never saw it), sets of {r.samples}",
-                r["rejection rate"],
-                r.low,
-                r.high,
+                f"{design}, {name}, {bench} (never saw it), sets of {r.samples} drawn from one "
+                "pool",
+                int(r.rejected),
+                int(r.draws),
                 alpha,
             )
             out.append(rate.replace(f"the nominal {alpha:g}", f"α = {alpha:g}"))
@@ -91,9 +91,9 @@ def pooled_fpr(fpr: pd.DataFrame, alpha: float) -> list[str]:
         if not r.tests:
             out.append(f"{r.design}: no clean set was tested.")
             continue
-        name = f"{r.design}, {r.rejected} of {r.tests} clean tests rejected"
+        name = f"{r.design}, clean tests rejected"
         out.append(
-            rate_holds(name, r.rate, r.low, r.high, alpha).replace(
+            rate_holds(name, int(r.rejected), int(r.tests), alpha).replace(
                 f"the nominal {alpha:g}", f"α = {alpha:g}"
             )
         )
