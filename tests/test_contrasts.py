@@ -124,3 +124,59 @@ def test_the_best_of_ten_equal_detectors_is_better_only_at_the_nominal_rate():
         outside += each.sort_values("a_value").low.iloc[-1] > 0  # the winner, its own interval
     assert inside <= 0.05 * trials + 1
     assert outside >= inside + 2
+
+
+def _persistent_testbed(rng, problems=150, seeds=3, persistence=1.5):
+    """Seeds that score the same problems: each problem has an effect on each rule that
+    persists across seeds (how easy it is for that rule), the split is drawn anew per seed.
+    The two rules are exchangeable, so the true difference is zero."""
+    ids = np.array([f"p{i}" for i in range(problems)])
+    u, w = (persistence * rng.standard_normal(problems) for _ in range(2))
+    parts = []
+    for _ in range(seeds):
+        y = rng.random(problems) < 0.5
+        a = y + u + 0.3 * rng.standard_normal(problems) > 0.8
+        b = y + w + 0.3 * rng.standard_normal(problems) > 0.8
+        parts.append((ids, y, a, b))
+    return parts
+
+
+def _covered(parts, clustered: bool) -> bool:
+    """Whether the pooled interval of SR gray − SR black holds the true zero; not
+    ``clustered``: every seed's rows as independent samples (the under-covering bootstrap)."""
+    c = Contrast("A − B", Arm(("SR gray",)), Arm(("SR black",)))
+    tables = {}
+    for k, (ids, y, a, b) in enumerate(parts):
+        long = long_table(y, {"SR gray": a, "SR black": b})
+        if clustered:
+            long["id"] = ids[long.id.str[1:].astype(int)]
+        else:
+            long["id"] = f"seed{k}:" + long.id
+        tables[f"seed {k}"] = (long, None)
+    if not clustered:
+        tables = {"all": (pd.concat([t for t, _ in tables.values()]), None)}
+    table = contrast_table(tables, [c], n_boot=200, seed=0)
+    row = table.iloc[-1]
+    assert row.part == ("pooled" if clustered else "all")
+    return bool(row.low <= 0 <= row.high)
+
+
+def test_problem_clustered_pooled_intervals_cover_where_per_row_ones_do_not():
+    rng = np.random.default_rng(7)
+    sims = [_persistent_testbed(rng) for _ in range(120)]
+    clustered = np.mean([_covered(s, True) for s in sims])
+    per_row = np.mean([_covered(s, False) for s in sims])
+    assert clustered >= 0.93, clustered  # nominal 0.95
+    assert per_row < min(clustered, 0.93), per_row  # rows as independent: under-covers
+
+
+def test_each_seed_and_the_pool_draw_from_streams_of_their_own():
+    from srlib.detection.contrasts import _part, _Resampler
+
+    long = long_table(Y, {"SR gray": NOISE > 0.5})
+    parts = [_part(long, None, {"SR gray"}) for _ in range(2)]
+    one = _Resampler(parts[:1]).draw(np.random.default_rng([0, 0]))[0][0]
+    other = _Resampler(parts[1:]).draw(np.random.default_rng([0, 1]))[0][0]
+    assert not np.array_equal(one, other)  # equal-sized seeds no longer share indices
+    pooled = _Resampler(parts).draw(np.random.default_rng(3))
+    assert np.array_equal(pooled[0][0], pooled[1][0])  # a drawn problem brings every seed

@@ -11,8 +11,12 @@ resample, so the selection's optimism is part of the interval.
 The interval resamples what the difference depends on, together: the evaluated samples and,
 for calibrated arms, the calibration samples (the thresholds are re-set in every resample).
 All detectors are read on one **common decided set** (samples every arm can decide), so no
-arm is scored on samples another drops. Given several parts (seeds), each part is resampled
-within itself, with its own calibration, and the pooled metric is computed on their union.
+arm is scored on samples another drops. The unit resampled is the **problem**: given several
+parts (seeds) that score the same problems, the pooled interval draws problems (and
+calibration problems) with replacement and keeps each drawn problem's rows of every seed
+together, so a problem that is easy or hard in every seed counts as one unit, not as
+independent ones; the pooled metric is computed on the union of the drawn rows. Each group
+(each seed alone, and the pool) draws from a random stream of its own.
 
 A contrast of two fixed detectors gets the percentile interval of its resampled
 differences. A contrast with selection ("best of A − best of B" = max_i min_j (A_i − B_j))
@@ -116,6 +120,8 @@ class _Part:
     flags: dict[str, np.ndarray]  # threshold-free detectors
     scores: dict[str, np.ndarray]  # thresholded detectors
     clean: dict[str, np.ndarray]  # their calibration scores, one row per calibration sample
+    ids: np.ndarray  # the problem of each row (what a resample draws)
+    cal_ids: np.ndarray  # the calibration problem of each row of ``clean``
 
 
 def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) -> _Part:
@@ -128,7 +134,8 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
     values = rows.assign(value=rows.flag.astype(object).where(free, rows.score))
     wide = values.pivot(index="id", columns="detector", values="value").dropna()
     labels = rows.drop_duplicates("id").set_index("id").leaked
-    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {})
+    ids = wide.index.to_numpy(str)
+    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, ids, np.array([], str))
     for name in used:
         if detector(name).threshold_free:
             part.flags[name] = wide[name].to_numpy(bool)
@@ -138,6 +145,7 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
         cal = calibration[calibration.detector.isin(part.scores)]
         table = cal.pivot(index="id", columns="detector", values="score")
         part.clean = {n: table[n].to_numpy(float) for n in part.scores if n in table}
+        part.cal_ids = table.index.to_numpy(str)
     return part
 
 
@@ -193,18 +201,37 @@ def _interval(point: np.ndarray, boots: np.ndarray, level: float) -> tuple[float
     return float((point - over).min(axis=1).max()), float((point + under).min(axis=1).max())
 
 
-def _draw(part: _Part, rng: np.random.Generator | None):
-    """Resampled sample and calibration indices of one part (all of them without ``rng``);
-    a resample holding one class only is drawn again."""
-    n = part.y.size
-    n_cal = max((c.size for c in part.clean.values()), default=0)
-    if rng is None:
-        return np.arange(n), None
-    for _ in range(100):
-        idx = rng.integers(0, n, n)
-        if part.y[idx].any() and not part.y[idx].all():
-            break
-    return idx, (rng.integers(0, n_cal, n_cal) if n_cal else None)
+class _Resampler:
+    """Draws a group of parts' rows by problem: problems and calibration problems are drawn
+    with replacement from the parts' union, each drawn problem bringing its rows of every
+    part (as often as it was drawn)."""
+
+    def __init__(self, parts: list[_Part]) -> None:
+        self.parts = parts
+        problems = np.unique(np.concatenate([p.ids for p in parts]))
+        cal = np.unique(np.concatenate([p.cal_ids for p in parts]))
+        self.n, self.n_cal = problems.size, cal.size
+        self.rows = [np.searchsorted(problems, p.ids) for p in parts]
+        self.cal_rows = [np.searchsorted(cal, p.cal_ids) for p in parts]
+
+    def all(self) -> list:
+        """Every row of every part, once."""
+        return [(np.arange(p.y.size), None) for p in self.parts]
+
+    def draw(self, rng: np.random.Generator) -> list:
+        """(row, calibration row) positions of each part for one resample; a draw whose rows
+        hold one class only is drawn again."""
+        for _ in range(100):
+            counts = np.bincount(rng.integers(0, self.n, self.n), minlength=self.n)
+            idx = [np.repeat(np.arange(r.size), counts[r]) for r in self.rows]
+            y = np.concatenate([p.y[i] for p, i in zip(self.parts, idx, strict=True)])
+            if y.any() and not y.all():
+                break
+        cal = None
+        if self.n_cal:
+            counts = np.bincount(rng.integers(0, self.n_cal, self.n_cal), minlength=self.n_cal)
+            cal = [np.repeat(np.arange(r.size), counts[r]) for r in self.cal_rows]
+        return [(i, None if cal is None else c) for i, c in zip(idx, cal or idx, strict=True)]
 
 
 def contrast_table(
@@ -232,12 +259,11 @@ def contrast_table(
     if pooled and len(built) > 1:
         groups.append(("pooled", list(built.values())))
     rows = []
-    for part_name, members in groups:
-        rng = np.random.default_rng(seed)
-        full = _values(members, needed, [_draw(p, None) for p in members], fpr)
-        boots = [
-            _values(members, needed, [_draw(p, rng) for p in members], fpr) for _ in range(n_boot)
-        ]
+    for k, (part_name, members) in enumerate(groups):
+        rng = np.random.default_rng([seed, k])  # a stream of its own per seed and the pool
+        sampler = _Resampler(members)
+        full = _values(members, needed, sampler.all(), fpr)
+        boots = [_values(members, needed, sampler.draw(rng), fpr) for _ in range(n_boot)]
         for c in contrasts:
             point = _pairs(full, c)
             low, high = _interval(point, np.array([_pairs(v, c) for v in boots]), level)
