@@ -98,7 +98,75 @@ def test_an_arm_refuses_a_mode_its_detector_cannot_run():
         Arm(("SR grey",))
     primary = [c for c in preregistered() if c.role == "primary"]
     assert {c.a.detectors for c in primary} == {("SR gray",), ("SR black",)}
-    assert all(c.b.threshold == "calibrated" for c in primary)
+    assert all(c.b.threshold == "matched" and c.b.matched_to == c.a.detectors[0] for c in primary)
+    assert len(primary) == 6 and {c.metric for c in primary} == {"mcc"}
+    with pytest.raises(ValueError, match="names the rule it is matched to"):
+        Arm(("PPL",), "matched")
+    with pytest.raises(ValueError, match="has a threshold"):
+        Arm(("PPL",), "matched", matched_to="Zlib")
+    with pytest.raises(ValueError, match="metric must be one of"):
+        Contrast("x", Arm(("SR gray",)), Arm(("PPL",), "calibrated"), metric="auc")
+
+
+def _with_flags(clean_scores, clean_flags, name="PPL", rule="SR gray"):
+    """A calibration long table: the baseline's scores and the rule's flags on each problem."""
+    ids = [f"c{i}" for i in range(len(clean_scores))]
+    return pd.concat(
+        [
+            pd.DataFrame({"id": ids, "detector": name, "score": clean_scores, "flag": None}),
+            pd.DataFrame({"id": ids, "detector": rule, "score": 0.0, "flag": clean_flags}),
+        ]
+    )
+
+
+MATCHED = Contrast(
+    "SR gray − PPL", Arm(("SR gray",)), Arm(("PPL",), "matched", matched_to="SR gray")
+)
+
+
+def test_a_rule_and_a_baseline_of_one_score_at_one_operating_point_show_no_difference():
+    rng = np.random.default_rng(3)
+    y = rng.random(400) < 0.5
+    score = y * 0.8 + rng.standard_normal(400)  # the baseline's score on evaluated problems
+    clean = rng.standard_normal(300)  # and on clean calibration problems
+    cut = np.quantile(clean, 0.8)  # SR here is that very score thresholded: 20% clean flags
+    long = long_table(y, {"SR gray": score > cut}, {"PPL": score})
+    cal = _with_flags(clean, clean > cut)
+    row = contrast_table({"seed 0": (long, cal)}, [MATCHED], n_boot=300).iloc[0]
+    assert abs(row.difference) < 0.02 and row.low < 0 < row.high
+    assert "no evidence" in row.verdict and row.family_verdict == "no evidence"
+    at_5 = Contrast("x", Arm(("SR gray",)), Arm(("PPL",), "calibrated"))
+    unmatched = contrast_table({"seed 0": (long, cal)}, [at_5], n_boot=300).iloc[0]
+    assert unmatched.low > 0  # held to 5% the same score 'loses': the operating point talks
+
+
+def test_the_matched_rate_is_the_rules_clean_flag_rate_in_every_resample():
+    from srlib.detection.contrasts import _clean_rate, _part
+
+    y = np.arange(10) % 2 == 0
+    long = long_table(y, {"SR gray": y}, {"PPL": y * 1.0})
+    cal = _with_flags(np.arange(8.0), [True, False, False, False, None, False, True, False])
+    part = _part(long, cal, {"SR gray", "PPL"})
+    assert _clean_rate(part, "SR gray", None) == 2 / 7  # undecided problems are not counted
+    assert _clean_rate(part, "SR gray", np.array([0, 0, 1, 6])) == 3 / 4
+    with pytest.raises(ValueError, match="no calibration flags for 'SR black'"):
+        _clean_rate(part, "SR black", None)
+
+
+def test_the_primary_family_is_holm_controlled():
+    rng = np.random.default_rng(5)
+    y = rng.random(300) < 0.5
+    noise = rng.random(300)
+    scores = {b: rng.random(300) for b in ("PPL", "Min-K%", "Min-K%++", "Zlib")}
+    long = long_table(y, {"SR gray": np.where(rng.random(300) < 0.62, y, ~y)}, scores)
+    cal = pd.concat([_with_flags(noise, noise > 0.5, b) for b in scores]).drop_duplicates(
+        ["id", "detector"]
+    )
+    family = [c for c in preregistered(black=()) if c.role == "primary"]
+    table = contrast_table({"seed 0": (long, cal)}, family, n_boot=300)
+    assert table.p_holm.ge(table.p).all() and table.p_holm.max() <= 1
+    assert (table.p < 0.05).equals(table.low.gt(0) | table.high.lt(0))  # p follows the interval
+    assert set(table.family_verdict) <= {"better", "worse", "no evidence"}
 
 
 def _equal_detectors(rng, n=120, right=0.7):

@@ -307,9 +307,20 @@ def test_the_claim_headline_counts_pooled_verdicts_and_the_seeds_that_agree():
     lead, ppl, zlib, ngo = claim_headline(_claims(rows))
     assert lead.startswith("Of 3 primary contrasts (pooled over 2 seeds")
     assert "better in 1, worse in 1, and there is no evidence of a difference in 1" in lead
-    assert ppl.endswith("SR gray is better. Same verdict in 1 of 2 seeds.")
-    assert zlib.endswith("SR gray is worse. Same verdict in 2 of 2 seeds.")
-    assert ngo.endswith("no evidence of a difference. Same verdict in 2 of 2 seeds.")
+    assert ppl.endswith("SR gray is better. Same interval verdict in 1 of 2 seeds.")
+    assert zlib.endswith("SR gray is worse. Same interval verdict in 2 of 2 seeds.")
+    assert ngo.endswith("no evidence of a difference. Same interval verdict in 2 of 2 seeds.")
+
+
+def test_the_claim_headline_counts_the_family_wise_verdicts_where_there_are_any():
+    claims = _claims(
+        [("SR gray − PPL", "seed 0", 0.2, 0.01, 0.3), ("SR gray − Zlib", "seed 0", 0.1, 0.02, 0.2)]
+    )
+    claims = claims.assign(p=[0.04, 0.03], p_holm=[0.06, 0.06], family_verdict="no evidence")
+    lead, ppl, _ = claim_headline(claims)
+    assert "Holm-adjusted across the family" in lead and "better in 0" in lead
+    assert "no evidence of a difference in 2" in lead
+    assert ppl.endswith("SR gray is better. Family-wise: no evidence (Holm-adjusted p = 0.06).")
 
 
 def test_the_claim_headline_on_one_seed_reads_that_seed():

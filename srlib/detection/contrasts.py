@@ -3,10 +3,12 @@ interval: the one place the book compares two detectors.
 
 A contrast is declared before any score is read (``preregistered``): arm A against arm B,
 each a detector at a threshold mode — ``none`` (threshold-free rules as they decide),
-``calibrated`` (the threshold that flags ``fpr`` of known-clean samples) or ``oracle`` (the
-MCC-optimal threshold on the evaluated samples themselves: an upper bound, not a deployable
-rule). An arm may name several detectors: it is then the *best* of them, chosen anew in every
-resample, so the selection's optimism is part of the interval.
+``calibrated`` (the threshold that flags ``fpr`` of known-clean samples), ``matched`` (the
+threshold that flags as many known-clean samples as a named threshold-free rule flags of
+them: the two compared at one operating point, re-matched in every resample) or ``oracle``
+(the MCC-optimal threshold on the evaluated samples themselves: an upper bound, not a
+deployable rule). An arm may name several detectors: it is then the *best* of them, chosen
+anew in every resample, so the selection's optimism is part of the interval.
 
 The interval resamples what the difference depends on, together: the evaluated samples and,
 for calibrated arms, the calibration samples (the thresholds are re-set in every resample).
@@ -24,7 +26,13 @@ gets simultaneous bounds instead: every pairwise difference D_ij is widened by t
 quantile of the largest deviation max_ij |D*_ij − D_ij| in that direction over the resamples
 (the bootstrap max-T), and the bounds go through the same max-min. Picking the best of ten
 equal detectors then gives a "better" verdict at about the nominal rate, where reusing the
-winner's own interval gives it far more often (both tested)."""
+winner's own interval gives it far more often (both tested).
+
+The primary contrasts are one family, and its verdict is family-wise: each fixed pair's
+two-sided bootstrap p-value (twice the smaller share of resampled differences on either
+side of zero, so p < 0.05 exactly where the 95% percentile interval excludes zero) is
+Holm-adjusted across the family within each part, and ``family_verdict`` says "better" or
+"worse" only where the adjusted p-value is below 0.05."""
 
 from __future__ import annotations
 
@@ -35,25 +43,32 @@ import numpy as np
 import pandas as pd
 
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
-from srlib.detection.metrics import confusion_metrics
+from srlib.detection.metrics import confusion_metrics, holm
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import difference
 
-MODES = ("none", "calibrated", "oracle")
+MODES = ("none", "calibrated", "matched", "oracle")
+METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall"}
 
 
 @dataclass(frozen=True)
 class Arm:
-    """One side of a contrast: a detector (or the best of several) at a threshold mode."""
+    """One side of a contrast: a detector (or the best of several) at a threshold mode;
+    ``matched`` names the threshold-free rule whose clean flag rate it is matched to."""
 
     detectors: tuple[str, ...]
     threshold: str = "none"
+    matched_to: str | None = None
 
     def __post_init__(self) -> None:
         if self.threshold not in MODES:
             raise ValueError(f"threshold mode must be one of {MODES}, got {self.threshold!r}")
         if not self.detectors:
             raise ValueError("an arm needs at least one detector")
+        if (self.threshold == "matched") != (self.matched_to is not None):
+            raise ValueError("a matched arm names the rule it is matched to, and only it does")
+        if self.matched_to is not None and not detector(self.matched_to).threshold_free:
+            raise ValueError(f"{self.matched_to!r} has a threshold: nothing to match it to")
         for name in self.detectors:
             entry = detector(name)  # an unknown name lists the known ones
             if entry.threshold_free != (self.threshold == "none"):
@@ -66,7 +81,14 @@ class Arm:
     def label(self) -> str:
         """How tables name the arm."""
         who = self.detectors[0] if len(self.detectors) == 1 else f"best of {len(self.detectors)}"
+        if self.threshold == "matched":
+            return f"{who} (at {self.matched_to}'s clean rate)"
         return who if self.threshold == "none" else f"{who} ({self.threshold})"
+
+    @property
+    def mode(self) -> str:
+        """The threshold mode as the computation keys it (a matched arm with its rule)."""
+        return f"matched:{self.matched_to}" if self.threshold == "matched" else self.threshold
 
 
 @dataclass(frozen=True)
@@ -77,29 +99,45 @@ class Contrast:
     a: Arm
     b: Arm
     role: str = "primary"  # "primary" (the claim) or "secondary"
-    metric: str = "mcc"  # "mcc" or "f1"
+    metric: str = "mcc"  # "mcc", "f1" or "tpr"
+
+    def __post_init__(self) -> None:
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {sorted(METRICS)}, got {self.metric!r}")
 
 
 def preregistered(
     gray: Sequence[str] = ("PPL", "Min-K%", "Min-K%++", "Zlib"),
     black: Sequence[str] = ("NGO", "n-gram acc"),
 ) -> list[Contrast]:
-    """The book's contrasts, fixed in code before any table is computed. Primary: the
-    paper's rules (SR gray, SR black) against each baseline of their setting at a calibrated
-    threshold. Secondary: the same against the oracle threshold; the other reference-free SR
-    rules against their own score's baseline (calibrated); and the best self-referential rule
-    against the best calibrated baseline, both chosen inside every resample."""
-    out = []
-    for sr, baselines in (("SR gray", gray), ("SR black", black)):
-        for b in baselines:
-            out.append(Contrast(f"{sr} − {b}", Arm((sr,)), Arm((b,), "calibrated")))
-    for sr, baselines in (("SR gray", gray), ("SR black", black)):
-        for b in baselines:
-            out.append(
-                Contrast(f"{sr} − {b} (oracle)", Arm((sr,)), Arm((b,), "oracle"), "secondary")
-            )
+    """The book's contrasts, fixed in code before any table is computed.
+
+    Primary, one family (Holm across it): the paper's rules (SR gray, SR black) against each
+    baseline of their setting **at the rule's own operating point** — the baseline's
+    threshold flags as many clean calibration problems as the rule flags there — in MCC.
+    Secondary: the same pairs in TPR (same operating point); SR as it decides against each
+    baseline calibrated to ``fpr`` (SR's "no threshold needed" condition, where the baseline
+    is held to a low flag rate and SR is not); against the oracle threshold; the other
+    reference-free SR rules against their own score's baseline (matched); and the best
+    self-referential rule against the best calibrated baseline, both chosen inside every
+    resample."""
+    pairs = [(sr, b) for sr, bs in (("SR gray", gray), ("SR black", black)) for b in bs]
+    matched = lambda sr, b: Arm((b,), "matched", matched_to=sr)  # noqa: E731
+    out = [Contrast(f"{sr} − {b}", Arm((sr,)), matched(sr, b)) for sr, b in pairs]
+    out += [
+        Contrast(f"{sr} − {b} (TPR)", Arm((sr,)), matched(sr, b), "secondary", "tpr")
+        for sr, b in pairs
+    ]
+    out += [
+        Contrast(f"{sr} − {b} (calibrated)", Arm((sr,)), Arm((b,), "calibrated"), "secondary")
+        for sr, b in pairs
+    ]
+    out += [
+        Contrast(f"{sr} − {b} (oracle)", Arm((sr,)), Arm((b,), "oracle"), "secondary")
+        for sr, b in pairs
+    ]
     for sr, b in (("SR Min-K%", "Min-K%"), ("SR Min-K%++", "Min-K%++"), ("SR Zlib", "Zlib")):
-        out.append(Contrast(f"{sr} − {b}", Arm((sr,)), Arm((b,), "calibrated"), "secondary"))
+        out.append(Contrast(f"{sr} − {b}", Arm((sr,)), matched(sr, b), "secondary"))
     srs = ("SR gray", "SR black", "SR Min-K%", "SR Min-K%++", "SR Zlib")
     out.append(
         Contrast(
@@ -120,6 +158,7 @@ class _Part:
     flags: dict[str, np.ndarray]  # threshold-free detectors
     scores: dict[str, np.ndarray]  # thresholded detectors
     clean: dict[str, np.ndarray]  # their calibration scores, one row per calibration sample
+    clean_flags: dict[str, np.ndarray]  # threshold-free rules on those rows (NaN: undecided)
     ids: np.ndarray  # the problem of each row (what a resample draws)
     cal_ids: np.ndarray  # the calibration problem of each row of ``clean``
 
@@ -135,7 +174,7 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
     wide = values.pivot(index="id", columns="detector", values="value").dropna()
     labels = rows.drop_duplicates("id").set_index("id").leaked
     ids = wide.index.to_numpy(str)
-    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, ids, np.array([], str))
+    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, {}, ids, np.array([], str))
     for name in used:
         if detector(name).threshold_free:
             part.flags[name] = wide[name].to_numpy(bool)
@@ -146,12 +185,17 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
         table = cal.pivot(index="id", columns="detector", values="score")
         part.clean = {n: table[n].to_numpy(float) for n in part.scores if n in table}
         part.cal_ids = table.index.to_numpy(str)
+        flags = calibration[calibration.detector.isin(part.flags)]
+        if "flag" in flags and len(flags):
+            flags = flags.pivot(index="id", columns="detector", values="flag")
+            flags = flags.reindex(table.index).astype(float)
+            part.clean_flags = {n: flags[n].to_numpy() for n in part.flags if n in flags}
     return part
 
 
 def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:
-    """MCC or F1 of flags ``f`` against labels ``y`` (0 where undefined)."""
-    return float(confusion_metrics(y, np.asarray(f, dtype=bool))[name])
+    """MCC, F1 or TPR of flags ``f`` against labels ``y`` (0 where undefined)."""
+    return float(confusion_metrics(y, np.asarray(f, dtype=bool))[METRICS[name]])
 
 
 def _flags(part: _Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
@@ -167,7 +211,21 @@ def _flags(part: _Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
     if name not in part.clean:
         raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
     clean = part.clean[name] if cal is None else part.clean[name][cal]
+    if mode.startswith("matched:"):
+        fpr = _clean_rate(part, mode.partition(":")[2], cal)
     return s > calibrated_threshold(clean, fpr)
+
+
+def _clean_rate(part: _Part, rule: str, cal) -> float:
+    """The share of (resampled) calibration problems the threshold-free ``rule`` flags."""
+    flags = part.clean_flags.get(rule)
+    if flags is None:
+        raise ValueError(f"no calibration flags for {rule!r}: a matched arm needs them")
+    flags = flags if cal is None else flags[cal]
+    decided = flags[~np.isnan(flags)]
+    if decided.size == 0:
+        raise ValueError(f"{rule!r} decides no calibration problem: nothing to match")
+    return float(decided.mean())
 
 
 def _values(parts: list[_Part], needed, draws, fpr: float) -> dict:
@@ -184,8 +242,8 @@ def _values(parts: list[_Part], needed, draws, fpr: float) -> dict:
 
 def _pairs(values: dict, c: Contrast) -> np.ndarray:
     """D_ij = A_i − B_j for every member i of arm A and j of arm B, on one draw."""
-    a = np.array([values[n, c.a.threshold, c.metric] for n in c.a.detectors])
-    b = np.array([values[n, c.b.threshold, c.metric] for n in c.b.detectors])
+    a = np.array([values[n, c.a.mode, c.metric] for n in c.a.detectors])
+    b = np.array([values[n, c.b.mode, c.metric] for n in c.b.detectors])
     return a[:, None] - b[None, :]
 
 
@@ -248,11 +306,12 @@ def contrast_table(
     ``compare.long_table`` makes them) and, with ``pooled`` and more than one part, pooled
     over all parts. Columns: contrast, role, part, a, b, metric, a_value, b_value,
     difference, low, high, n (common decided samples), interval ("percentile" or
-    "simultaneous"), verdict."""
+    "simultaneous"), verdict, p, p_holm, family_verdict (primary contrasts)."""
     contrasts = list(contrasts)
     used = {n for c in contrasts for arm in (c.a, c.b) for n in arm.detectors}
+    used |= {arm.matched_to for c in contrasts for arm in (c.a, c.b) if arm.matched_to}
     needed = {
-        (n, arm.threshold, c.metric) for c in contrasts for arm in (c.a, c.b) for n in arm.detectors
+        (n, arm.mode, c.metric) for c in contrasts for arm in (c.a, c.b) for n in arm.detectors
     }
     built = {name: _part(long, cal, used) for name, (long, cal) in parts.items()}
     groups = [(name, [p]) for name, p in built.items()]
@@ -267,8 +326,9 @@ def contrast_table(
         for c in contrasts:
             point = _pairs(full, c)
             low, high = _interval(point, np.array([_pairs(v, c) for v in boots]), level)
-            a = max(full[n, c.a.threshold, c.metric] for n in c.a.detectors)
-            b = max(full[n, c.b.threshold, c.metric] for n in c.b.detectors)
+            p = _p_value(np.array([_pairs(v, c) for v in boots])) if point.size == 1 else np.nan
+            a = max(full[n, c.a.mode, c.metric] for n in c.a.detectors)
+            b = max(full[n, c.b.mode, c.metric] for n in c.b.detectors)
             rows.append(
                 {
                     "contrast": c.name,
@@ -285,6 +345,31 @@ def contrast_table(
                     "n": int(sum(p.y.size for p in members)),
                     "interval": "percentile" if point.size == 1 else "simultaneous",
                     "verdict": difference(c.a.label, c.b.label, a - b, low, high, c.metric.upper()),
+                    "p": p,
                 }
             )
-    return pd.DataFrame(rows)
+    return _family(pd.DataFrame(rows))
+
+
+def _p_value(boots: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of a difference: twice the smaller share of resampled
+    differences at or beyond zero on either side (below 0.05 where the 95% percentile
+    interval excludes zero)."""
+    d = boots.reshape(len(boots))
+    return float(min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0))))
+
+
+def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Holm-adjusted p-values across the primary contrasts of each part, and the family-wise
+    verdict they give (secondary contrasts: their own intervals only)."""
+    table["p_holm"] = np.nan
+    table["family_verdict"] = ""
+    primary = table[(table.role == "primary") & table.p.notna()]
+    for _, g in primary.groupby("part", sort=False):
+        adjusted = holm(g.p.to_numpy())
+        table.loc[g.index, "p_holm"] = adjusted
+        table.loc[g.index, "family_verdict"] = [
+            ("better" if d > 0 else "worse") if q < alpha else "no evidence"
+            for d, q in zip(g.difference, adjusted, strict=True)
+        ]
+    return table

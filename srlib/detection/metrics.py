@@ -342,3 +342,15 @@ def _metric_row(name: str, value, low, high, y: np.ndarray, keep: np.ndarray) ->
         "n": int(len(y)),
         "undecided": int((~keep).sum()),
     }
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (controls the family-wise error
+    rate without assuming the tests independent)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order]).clip(max=1.0)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out

@@ -23,6 +23,7 @@ from scipy import stats
 from sklearn.metrics import f1_score, matthews_corrcoef, precision_score, recall_score
 from tqdm import tqdm
 
+from srlib.detection.metrics import holm
 from srlib.duplication.budget import budget_table, equal_steps, largest_training_fold
 from srlib.duplication.classifiers import LSTMDetector, RandomForestDE
 from srlib.duplication.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
@@ -312,18 +313,6 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     )
     order = [s for s in SCENARIOS if s in wide.index.get_level_values(0)]
     return wide.reindex(order, level=0)[list(METRICS)]
-
-
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjustment of a family of p-values (controls the family-wise error
-    rate without assuming the tests independent)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p)
-    m = len(p)
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order]).clip(max=1.0)
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
 
 
 def t_tests(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
