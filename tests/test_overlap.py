@@ -52,3 +52,43 @@ def test_dask_audit_equals_the_local_one(dask_client):
     remote = overlap_audit(samples, docs, n=8, client=dask_client, npartitions=2)
     local = overlap_audit(samples, docs, n=8)
     assert remote.equals(local) and local.exact.tolist() == [True, True, False]
+
+
+def test_calibration_twins_of_evaluated_samples_are_found_verbatim_or_near():
+    from srlib.duplication.overlap import near_twins
+
+    solution = (
+        "def moving_average(values, window):\n"
+        "    totals = [sum(values[i:i + window]) for i in range(len(values) - window + 1)]\n"
+        "    return [t / window for t in totals]\n"
+    )
+    evaluated = [program_sample(solution, "", id="bench/1")]
+    pool = [
+        program_sample(solution.replace("    ", "\t"), "", id="cal/exact"),
+        program_sample(solution.replace("totals", "sums"), "", id="cal/near"),
+        program_sample("def f(x):\n    return [y * 2 for y in x if y]\n", "", id="cal/other"),
+    ]
+    twins = near_twins(pool, evaluated, min_tokens=5)
+    assert twins.values.tolist() == [
+        ["cal/exact", "bench/1", "exact"],
+        ["cal/near", "bench/1", "near"],
+    ]
+    assert near_twins(pool[2:], evaluated, min_tokens=5).empty
+
+
+def test_the_books_calibration_holds_no_twin_of_an_evaluated_sample():
+    from srlib.codetext import code_tokens
+    from srlib.duplication.neardup import Fingerprint, exhaustive_pairs
+    from srlib.testbed.build import clean_calibration, load_samples
+    from srlib.testbed.config import profile
+
+    config = profile("cpu")
+    samples, pool = load_samples(config.benchmarks), load_samples(config.calibration)
+    kept, twins = clean_calibration(pool, samples)
+    assert set(twins.id) == {s.id for s in pool} - {s.id for s in kept}
+    assert 0 < len(pool) - len(kept) < len(pool) / 5  # the MBPP twins, and only they, left out
+    items = kept + samples  # the slow reference: every pair compared
+    pairs = exhaustive_pairs(
+        [Fingerprint.of(code_tokens(s.solution)) for s in items], min_tokens=10
+    )
+    assert not [p for p in pairs if min(p) < len(kept) <= max(p)]

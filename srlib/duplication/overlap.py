@@ -226,3 +226,35 @@ def audit_matches(audit: pd.DataFrame, half: float = 0.5) -> pd.DataFrame:
     """The samples with a verbatim or near match, or at least ``half`` of their n-grams found."""
     found = audit[audit.exact | audit.near | (audit.ngram_overlap >= half)]
     return found[["id", "ngram_overlap", "exact", "exact_in", "near", "near_in"]]
+
+
+def near_twins(
+    pool: Sequence[Sample],
+    evaluated: Sequence[Sample],
+    t0: float = 0.8,
+    t1: float = 0.7,
+    min_tokens: int = 10,
+) -> pd.DataFrame:
+    """Which samples of ``pool`` duplicate an ``evaluated`` sample — its solution the same
+    once whitespace-normalised ("exact"), or a near duplicate by Allamanis's rule on the
+    solutions' code tokens ("near", the duplication study's rule, MinHash candidates
+    verified): one row per pair (id, twin, reason). A calibration set must hold none of them."""
+    from srlib.duplication.neardup import near_pairs
+
+    items = list(pool) + list(evaluated)
+    fps = [Fingerprint.of(code_tokens(s.solution)) for s in items]
+    norm = [_normalise(s.solution) for s in items]
+    pairs = near_pairs(fps, t0, t1, min_tokens)
+    rows = []
+    by_text: dict[str, list[int]] = {}
+    for j in range(len(pool), len(items)):
+        by_text.setdefault(norm[j], []).append(j)
+    for i in range(len(pool)):
+        for j in by_text.get(norm[i], []) if norm[i] else []:
+            rows.append((items[i].id, items[j].id, "exact"))
+    exact = {(a, b) for a, b, _ in rows}
+    for a, b in sorted(pairs):
+        i, j = min(a, b), max(a, b)
+        if i < len(pool) <= j and (items[i].id, items[j].id) not in exact:
+            rows.append((items[i].id, items[j].id, "near"))
+    return pd.DataFrame(rows, columns=["id", "twin", "reason"])

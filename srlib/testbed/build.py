@@ -17,6 +17,7 @@ import pandas as pd
 
 from srlib import samples as samples_module
 from srlib.benchmarks import load_benchmark
+from srlib.duplication.overlap import near_twins
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.store import Artifact, Store, digest, text_digest
@@ -37,6 +38,16 @@ PARAPHRASE = "paraphrase"
 def load_samples(specs: tuple[str, ...], limit: int | None = None) -> list[Sample]:
     """Samples of each ``name`` or ``name:split`` (``jsonl:PATH`` as is), first ``limit`` each."""
     return [s for spec in specs for s in load_benchmark(spec)[:limit]]
+
+
+def clean_calibration(
+    pool: list[Sample], samples: list[Sample]
+) -> tuple[list[Sample], pd.DataFrame]:
+    """The calibration problems of ``pool`` that duplicate none of ``samples``, and the
+    twins left out (``overlap.near_twins``: verbatim or near, the duplication study's rule)."""
+    twins = near_twins(pool, samples)
+    left_out = set(twins.id)
+    return [s for s in pool if s.id not in left_out], twins
 
 
 def split_samples(samples: list[Sample], leaked_share: float, seed: int) -> pd.DataFrame:
@@ -60,10 +71,18 @@ def build(
     need them run side by side with the others."""
     cache = Path(cache_dir)
     samples = load_samples(config.benchmarks, config.limit)
-    calibration = load_samples(config.calibration, config.limit)
-    clash = {s.id for s in samples} & {s.id for s in calibration}
+    pool = load_samples(config.calibration, config.limit)
+    clash = {s.id for s in samples} & {s.id for s in pool}
     if clash:
         raise ValueError(f"calibration samples also scored as benchmark samples: {sorted(clash)}")
+    calibration, twins = (
+        clean_calibration(pool, samples)
+        if config.clean_calibration
+        else (
+            pool,
+            pd.DataFrame(columns=["id", "twin", "reason"]),
+        )
+    )
     split = split_samples(samples, config.leaked_share, config.seed)
     variants = cached_variants(config, samples, cache, progress)
     k = min(config.calibration_variants, len(calibration))
@@ -71,7 +90,7 @@ def build(
     if k:
         cal_variants = cached_variants(config, calibration[:k], cache, progress, n=config.n)
     cal_variants += [Variants() for _ in calibration[k:]]
-    corpus, _ = _corpus(config, samples + calibration, cache, progress)
+    corpus, _ = _corpus(config, samples + pool, cache, progress)  # every twin stays out too
     base_mix = base_mixture(config, corpus)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
     mixes = {name: cpt_mixture(config, corpus, ratio, base_mix) for name, ratio in plan}
@@ -92,6 +111,7 @@ def build(
         reference,
         {},
     )
+    tb.calibration_twins = twins
     leaked = tb.leaked_texts()
     settings = leak_settings(config)
     extra = []

@@ -21,6 +21,9 @@ class TestbedConfig:
     # --- samples ---
     benchmarks: tuple[str, ...] = ("humaneval", "mbpp:test")  # scored; "name" or "name:split"
     calibration: tuple[str, ...] = ("mbpp:validation", "mbpp:train")  # known clean, never leaked
+    clean_calibration: bool = True  # leave out calibration problems that duplicate an
+    # evaluated sample (its solution verbatim or near, the duplication study's rule): a twin
+    # of a leaked problem is touched by the leak. False: the whole split, twins included
     limit: int | None = None  # first N samples per benchmark (quick profile only)
     leaked_share: float = 0.5  # share of each benchmark's samples leaked (stratified split)
     n: int = 5  # variants per sample in the main table

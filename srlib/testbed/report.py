@@ -190,6 +190,7 @@ def split_table(tb: Testbed) -> pd.DataFrame:
     out[f"≥ {tb.config.n} variants"] = counts.apply(lambda v: int((v >= tb.config.n).sum()))
     out[f"≥ {tb.config.n_max} variants"] = counts.apply(lambda v: int((v >= tb.config.n_max).sum()))
     out["calibration (clean)"] = len(tb.calibration)
+    out["calibration twins left out"] = tb.calibration_twins.get("id", pd.Series()).nunique()
     return out
 
 

@@ -48,6 +48,8 @@ class Testbed:
     runs: dict[str, LeakRun]
     memo: dict = field(default_factory=dict, repr=False)  # score tables already computed
     paraphrase_variants: dict = field(default_factory=dict, repr=False)  # id → its paraphrase
+    calibration_twins: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # the
+    # calibration problems left out as twins of evaluated samples (id, twin, reason)
 
     @property
     def store(self) -> Store:
