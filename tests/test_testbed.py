@@ -390,6 +390,14 @@ def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(quick_testbed_c
     per_benchmark = lambda s: s.groupby("benchmark").leaked.sum()  # noqa: E731
     assert per_benchmark(other.split).equals(per_benchmark(tb.split))
     assert list(other.runs) == [tb.main, "null"]
+    from srlib.testbed.report import null_control_rates
+
+    rates = null_control_rates(reps)  # every seed's null control read
+    assert sorted(set(rates.seed)) == [0, 1]
+    calibrated = rates[rates.threshold == "calibrated"]
+    assert {"PPL", "Zlib"} <= set(calibrated.detector) and "SR gray" in set(rates.detector)
+    assert calibrated.verdict.str.contains("the nominal 0.05").all()
+    assert ((rates.low <= rates.rate) & (rates.rate <= rates.high)).all()
     assert set(other.runs[tb.main].exposures.id) == set(other.split.id[other.split.leaked])
     assert other.runs[tb.main].checkpoints[-1] != tb.runs[tb.main].checkpoints[-1]
     assert other.runs["null"].checkpoints[-1] != tb.runs["null"].checkpoints[-1]  # its order
