@@ -390,10 +390,11 @@ def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(quick_testbed_c
     per_benchmark = lambda s: s.groupby("benchmark").leaked.sum()  # noqa: E731
     assert per_benchmark(other.split).equals(per_benchmark(tb.split))
     assert list(other.runs) == [tb.main, "null"]
-    from srlib.testbed.report import null_control_rates
+    from srlib.testbed.report import clean_model_rates
 
-    rates = null_control_rates(reps)  # every seed's null control read
+    rates = clean_model_rates(reps)  # every seed's base model and null control read
     assert sorted(set(rates.seed)) == [0, 1]
+    assert set(rates.model) == {"base model", "null control"}
     calibrated = rates[rates.threshold == "calibrated"]
     assert {"PPL", "Zlib"} <= set(calibrated.detector) and "SR gray" in set(rates.detector)
     assert calibrated.verdict.str.contains("the nominal 0.05").all()

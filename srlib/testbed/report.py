@@ -224,47 +224,60 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     )
 
 
-def null_control_rates(reps: dict[int, Testbed]) -> pd.DataFrame:
-    """Per replicate seed, on its null control's last checkpoint (continued pre-training
-    without any benchmark text): the share of all evaluated samples each deployable rule
-    flags — threshold-free rules as they decide, scores at the threshold calibrated to flag
-    ``fpr`` of the clean calibration split — with its exact 95% interval, and for calibrated
-    thresholds whether the nominal rate holds (two-sided). Every flag here is false."""
+def clean_model_rates(reps: dict[int, Testbed]) -> pd.DataFrame:
+    """Per replicate seed, on the two models of it that saw no benchmark — its base model and
+    its null control's last checkpoint (continued pre-training without benchmark text) — the
+    share of all evaluated samples each deployable rule flags (threshold-free rules as they
+    decide, scores at the threshold calibrated to flag ``fpr`` of the clean calibration
+    split, set under that model) with its exact 95% interval, and for calibrated thresholds
+    whether the nominal rate holds (two-sided). Every flag here is false."""
     rows = []
     for seed, rep in reps.items():
         run = rep.runs[NULL]
-        stage = ex.Stage(NULL, len(run.checkpoints), run.checkpoints[-1])
-        long, cal = stage_detectors(rep, stage), stage_calibration(rep, stage)
-        clean = dict(list(cal.groupby("detector").score))
-        for name, d in long.groupby("detector", sort=False):
-            entry = detector(name)
-            if not entry.deployable:
-                continue
-            if entry.threshold_free:
-                flags, mode = d.flag.dropna().astype(bool), "none"
-            elif name in clean and clean[name].notna().any():
-                t = calibrated_threshold(clean[name], rep.config.fpr)
-                flags = pd.Series(threshold_decide(d.score.to_numpy(float), t)).dropna()
-                flags, mode = flags.astype(bool), "calibrated"
-            else:
-                continue
-            k, n = int(flags.sum()), int(flags.size)
-            low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
-            verdict = rate_holds(f"seed {seed}, {name}", k, n, rep.config.fpr)
-            rows.append(
-                {
-                    "seed": seed,
-                    "detector": name,
-                    "threshold": mode,
-                    "flagged": k,
-                    "samples": n,
-                    "rate": k / n,
-                    "low": low,
-                    "high": high,
-                    "verdict": verdict if mode == "calibrated" else "",
-                }
-            )
+        for stage in (
+            ex.Stage("base", 0, rep.base),
+            ex.Stage(NULL, len(run.checkpoints), run.checkpoints[-1]),
+        ):
+            rows += _false_flags(rep, stage, seed)
     return pd.DataFrame(rows)
+
+
+def _false_flags(rep: Testbed, stage: ex.Stage, seed: int) -> list[dict]:
+    """``clean_model_rates``' rows of one model that saw no benchmark."""
+    rows = []
+    model = "base model" if stage.run == "base" else "null control"
+    long, cal = stage_detectors(rep, stage), stage_calibration(rep, stage)
+    clean = dict(list(cal.groupby("detector").score))
+    for name, d in long.groupby("detector", sort=False):
+        entry = detector(name)
+        if not entry.deployable:
+            continue
+        if entry.threshold_free:
+            flags, mode = d.flag.dropna().astype(bool), "none"
+        elif name in clean and clean[name].notna().any():
+            t = calibrated_threshold(clean[name], rep.config.fpr)
+            flags = pd.Series(threshold_decide(d.score.to_numpy(float), t)).dropna()
+            flags, mode = flags.astype(bool), "calibrated"
+        else:
+            continue
+        k, n = int(flags.sum()), int(flags.size)
+        low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+        verdict = rate_holds(f"seed {seed}, {model}, {name}", k, n, rep.config.fpr)
+        rows.append(
+            {
+                "seed": seed,
+                "model": model,
+                "detector": name,
+                "threshold": mode,
+                "flagged": k,
+                "samples": n,
+                "rate": k / n,
+                "low": low,
+                "high": high,
+                "verdict": verdict if mode == "calibrated" else "",
+            }
+        )
+    return rows
 
 
 def paper_table(metrics: pd.DataFrame, run: str, view: str, group: str = "all") -> pd.DataFrame:
