@@ -189,8 +189,9 @@ def test_the_calibration_shift_summary_reads_families_not_names():
     ]
     mcc = pd.DataFrame(rows, columns=["group", "detector", "family", "calibration", "value"])
     (sentence,) = tbv.calibration_shift_summary(mcc)
-    assert "best threshold-free rule SR gray MCC 0.40" in sentence  # never the reference rule
-    assert "other benchmark Min-K% 0.20" in sentence and "half PPL 0.30" in sentence
+    assert "threshold-free rules 0.40 (SR gray)" in sentence  # never the reference rule
+    assert "other benchmark 0.10 to 0.20 over 2 rules" in sentence  # the blind one left out
+    assert "half 0.30 (PPL)" in sentence and "best" not in sentence
 
 
 def test_pooled_power_reports_power_and_whether_alpha_holds():
