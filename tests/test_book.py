@@ -80,6 +80,18 @@ def test_execute_stamps_skips_current_and_reruns_stale(tmp_path):
     assert last_output(out) == "10\n"
 
 
+def test_a_chapter_page_shows_its_parameters_once_and_folds_its_setup(tmp_path):
+    notebook(tmp_path / "notebooks" / "a.ipynb", "import math\nprint(x)", "print(x + 1)")
+    (tmp_path / "runs.yml").write_text("- notebook: notebooks/a.ipynb\n  quick: {x: 2}\n")
+    (out,) = book.execute(tmp_path, quick=True)
+    cells = nbformat.read(out, as_version=4).cells
+    tags = [c.metadata.get("tags", []) for c in cells]
+    assert ["parameters"] in tags  # the declared defaults, shown
+    assert ["injected-parameters", "hide-cell"] in tags  # this run's values: folded
+    setup = next(c for c in cells if "import math" in c.source)
+    assert setup.metadata.tags == ["hide-input"] and "hide-input" not in str(tags[-1])
+
+
 def test_failing_notebook_names_itself_and_keeps_partial_output(tmp_path):
     notebook(tmp_path / "notebooks" / "bad.ipynb", "raise ValueError('boom')")
     (tmp_path / "runs.yml").write_text("- notebook: notebooks/bad.ipynb\n")

@@ -261,6 +261,7 @@ def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
             f"(partial output kept in {tmp})"
         ) from e
     nb = nbformat.read(tmp, as_version=4)
+    fold_setup(nb)
     nb.metadata["srlib"] = {
         "stamp": stamp,
         "quick": quick,
@@ -273,6 +274,23 @@ def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
         flush=True,
     )
     return out
+
+
+def fold_setup(nb) -> None:
+    """Tag an executed chapter so its page opens on prose and results: papermill's injected
+    cell (which repeats the parameters cell with this run's values) folded whole, and the
+    first code cell after the parameters (the imports and the build) with its input folded."""
+    cells = nb.cells
+    tags = lambda c: c.setdefault("metadata", {}).setdefault("tags", [])  # noqa: E731
+    params = [i for i, c in enumerate(cells) if "parameters" in tags(c)]
+    injected = [i for i, c in enumerate(cells) if "injected-parameters" in tags(c)]
+    for i in injected:
+        if "hide-cell" not in tags(cells[i]):
+            tags(cells[i]).append("hide-cell")
+    after = max(params + injected, default=-1)
+    setup = next((c for c in cells[after + 1 :] if c.cell_type == "code"), None)
+    if setup is not None and not {"hide-input", "hide-cell", "remove-cell"} & set(tags(setup)):
+        tags(setup).append("hide-input")
 
 
 def build(root: Path = ROOT, browser: bool = True) -> Path:
