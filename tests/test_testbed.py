@@ -111,6 +111,17 @@ def test_profiles_and_keys():
         quick.replace(train_dtype="half")
 
 
+def test_the_names_a_variant_must_avoid_are_keyed():
+    from srlib.testbed.build import load_samples, variants_artifact
+
+    config, samples = profile("quick"), load_samples(("humaneval",), 2)
+    keys = {
+        variants_artifact(config, samples, 1, "paraphrase", avoid).key
+        for avoid in (None, [{"a"}, set()], [{"b"}, set()])
+    }
+    assert len(keys) == 3  # another vocabulary to avoid is another set of variants
+
+
 def test_training_precision_is_keyed_and_reaches_every_training():
     from srlib.testbed.build import _settings, leak_settings
     from srlib.testbed.train import model_artifact
@@ -260,12 +271,12 @@ def test_exposure_sweep_and_paraphrase_runs_leak_what_they_say(quick_testbed_cac
     assert seen.to_dict() == groups  # one epoch: each sample seen exactly its group's copies
     paraphrases = tb.paraphrases()
     assert paraphrases and set(paraphrases) <= leaked
+    scored = {r["new"] for vs in tb.variants for v in vs for r in v.renames}  # every sample's
     for sample, variants in zip(tb.samples, tb.variants, strict=True):
         if sample.id in paraphrases:
             assert paraphrases[sample.id] not in {v.text for v in variants} | {sample.text}
-            theirs = {r["new"] for v in variants for r in v.renames}
             mine = {r["new"] for r in tb.paraphrase_variants[sample.id].renames}
-            assert not mine & theirs, sample.id  # a vocabulary disjoint from the scored ones'
+            assert not mine & scored, sample.id  # disjoint from every scored variant's names
     assert any(v.renames for v in tb.paraphrase_variants.values())
 
 

@@ -282,12 +282,18 @@ def _reference_chars(config: TestbedConfig) -> int:
 
 
 def variants_artifact(
-    config: TestbedConfig, samples: list[Sample], n: int | None = None, tag: str = ""
+    config: TestbedConfig,
+    samples: list[Sample],
+    n: int | None = None,
+    tag: str = "",
+    avoid: list | None = None,
 ) -> Artifact:
     """What ``cached_variants`` is keyed on: the samples, ``n`` (``None``: ``n_max``), the
-    kinds, the seed, ``tag`` and the variant code."""
+    kinds, the seed, ``tag``, the names to ``avoid`` (if any) and the variant code."""
     n = config.n_max if n is None else n
     inputs = {"samples": digest([s.to_dict() for s in samples]), "n": n, "kinds": config.kinds}
+    if avoid is not None:
+        inputs["avoid"] = digest([sorted(names) for names in avoid])
     return Artifact("variants", inputs | {"seed": config.seed, "tag": tag})
 
 
@@ -302,11 +308,11 @@ def cached_variants(
     avoid: list[set[str]] | None = None,
 ) -> list[Variants]:
     """``n`` (``None``: ``n_max``) variants per sample, through the store: keyed on the
-    samples, the settings, ``tag`` (which names the ``naturalness`` scorer, or the names to
-    ``avoid``, if any) and the variant code (renamer, lexicon, test-case mutator, sandbox
+    samples, the settings, ``tag`` (which names the ``naturalness`` scorer), the names to
+    ``avoid`` (if any) and the variant code (renamer, lexicon, test-case mutator, sandbox
     and all they import)."""
     n = config.n_max if n is None else n
-    artifact = variants_artifact(config, samples, n, tag)
+    artifact = variants_artifact(config, samples, n, tag, avoid)
     store = Store(cache)
     folder = store.get(artifact)
     if folder is not None:
@@ -335,12 +341,13 @@ def cached_variants(
 
 def paraphrase_variants(tb: Testbed, progress: bool = False) -> dict[str, Variant]:
     """The paraphrase leak's texts: leaked sample id → one variant whose new names are none
-    of the names any of its scored variants chose (a vocabulary disjoint from theirs), made
-    and validated like them and cached beside them."""
+    of the names any scored variant chose, of any sample (a vocabulary disjoint from every
+    scored one, so training on a paraphrase teaches no name a scored variant of another
+    problem uses), made and validated like them and cached beside them."""
     leaked = set(tb.split.id[tb.split.leaked])
-    chosen = [(s, vs) for s, vs in zip(tb.samples, tb.variants, strict=True) if s.id in leaked]
-    avoid = [{r["new"] for v in vs for r in v.renames} for _, vs in chosen]
-    samples = [s for s, _ in chosen]
+    scored = frozenset(r["new"] for vs in tb.variants for v in vs for r in v.renames)
+    samples = [s for s in tb.samples if s.id in leaked]
+    avoid = [scored] * len(samples)
     own = dataclasses.replace(tb.config, seed=tb.config.seed + 1)  # its own draws, test cases too
     sets = cached_variants(own, samples, tb.cache_dir, progress, n=1, tag="paraphrase", avoid=avoid)
     return {s.id: vs[0] for s, vs in zip(samples, sets, strict=True) if len(vs)}
