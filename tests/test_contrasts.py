@@ -248,3 +248,13 @@ def test_each_seed_and_the_pool_draw_from_streams_of_their_own():
     assert not np.array_equal(one, other)  # equal-sized seeds no longer share indices
     pooled = _Resampler(parts).draw(np.random.default_rng(3))
     assert np.array_equal(pooled[0][0], pooled[1][0])  # a drawn problem brings every seed
+
+
+def test_every_detector_is_graded_on_the_samples_all_of_them_decide():
+    from srlib.detection.compare import common_decided
+
+    y = np.array([True, False, True, False])
+    long = long_table(y, {"SR gray": [True, None, False, True]}, {"PPL": [0.1, 0.2, np.nan, 0.4]})
+    common = common_decided(long)
+    assert sorted(set(common.id)) == ["s0", "s3"] and set(common.detector) == {"SR gray", "PPL"}
+    assert sorted(set(common_decided(long, ["PPL"]).id)) == ["s0", "s1", "s3"]

@@ -83,6 +83,20 @@ def _decide(d, r, refs):
     return v.leaked, v.margin
 
 
+def common_decided(long: pd.DataFrame, detectors=None) -> pd.DataFrame:
+    """The rows of ``long`` on the samples every one of ``detectors`` (default: every
+    detector in it) decides — a flag for threshold-free rules, a score for the others — so
+    no detector is graded on samples another leaves out. Where a detector has no row for
+    a sample, that sample is undecided for it."""
+    names = list(dict.fromkeys(long.detector)) if detectors is None else list(detectors)
+    rows = long[long.detector.isin(names)]
+    free = rows.detector.map(lambda n: detector(n).threshold_free)
+    value = rows.flag.astype(object).where(free, rows.score)
+    decided = rows.assign(value=value).pivot(index="id", columns="detector", values="value")
+    ids = decided.reindex(columns=names).dropna().index
+    return long[long.id.isin(ids)]
+
+
 def evaluate_detectors(
     long: pd.DataFrame,
     calibration: pd.DataFrame | None = None,

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from srlib.detection.compare import common_decided
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
 from srlib.detection.metrics import confusion_metrics, holm
 from srlib.detection.registry import detector
@@ -168,10 +169,10 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
     missing = used - set(long.detector)
     if missing:
         raise ValueError(f"the table has no rows for detector(s) {sorted(missing)}")
-    rows = long[long.detector.isin(used)]
+    rows = common_decided(long[long.detector.isin(used)], sorted(used))
     free = rows.detector.map(lambda n: detector(n).threshold_free)
     values = rows.assign(value=rows.flag.astype(object).where(free, rows.score))
-    wide = values.pivot(index="id", columns="detector", values="value").dropna()
+    wide = values.pivot(index="id", columns="detector", values="value")
     labels = rows.drop_duplicates("id").set_index("id").leaked
     ids = wide.index.to_numpy(str)
     part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, {}, ids, np.array([], str))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from scipy import stats
 
-from srlib.detection.compare import deployable, evaluate_detectors, long_table
+from srlib.detection.compare import common_decided, deployable, evaluate_detectors, long_table
 from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.metrics import metric_table
@@ -86,7 +86,9 @@ def main_table(
     """Metrics of every detector on each checkpoint of ``runs`` (default: every checkpoint
     of the main run and the null control's last, where it has seen as much general text as
     the main run), in each of ``views`` (unfiltered, and with the paper's filter), thresholds
-    calibrated on that checkpoint's scores of the calibration split."""
+    calibrated on that checkpoint's scores of the calibration split; every detector of a
+    checkpoint on the samples all of them decide (``compare.common_decided``; ``n`` counts
+    them)."""
     if runs is None:
         chosen = [s for s in ex.stages(tb) if s.run == tb.main]
         chosen += [s for s in ex.stages(tb) if s.run == NULL][-1:]
@@ -95,7 +97,7 @@ def main_table(
     keep = filtered_ids(tb)
     frames = []
     for stage in chosen:
-        long = stage_detectors(tb, stage)
+        long = common_decided(stage_detectors(tb, stage))  # every detector on the same samples
         cal = stage_calibration(tb, stage)
         parts = {"unfiltered": long, "filtered": long[long.id.isin(keep)]}
         for view in views:
