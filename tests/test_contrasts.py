@@ -93,7 +93,13 @@ def test_seeds_are_reported_each_and_pooled():
 
 def test_an_arm_refuses_a_mode_its_detector_cannot_run():
     with pytest.raises(ValueError, match="threshold-free"):
-        Arm(("SR gray",), "calibrated")
+        Arm(("SR gray",), "oracle")
+    with pytest.raises(ValueError, match="thresholded"):
+        Arm(("PPL",), "none")
+    with pytest.raises(ValueError, match="own fpr"):
+        Arm(("PPL",), "oracle", fpr=0.01)
+    with pytest.raises(ValueError, match="AUC compares arms at threshold mode 'scores'"):
+        Contrast("x", Arm(("SR gray",), "scores"), Arm(("PPL",), "calibrated"))
     with pytest.raises(KeyError, match="unknown detector"):
         Arm(("SR grey",))
     primary = [c for c in preregistered() if c.role == "primary"]
@@ -105,7 +111,7 @@ def test_an_arm_refuses_a_mode_its_detector_cannot_run():
     with pytest.raises(ValueError, match="has a threshold"):
         Arm(("PPL",), "matched", matched_to="Zlib")
     with pytest.raises(ValueError, match="metric must be one of"):
-        Contrast("x", Arm(("SR gray",)), Arm(("PPL",), "calibrated"), metric="auc")
+        Contrast("x", Arm(("SR gray",)), Arm(("PPL",), "calibrated"), metric="brier")
 
 
 def _with_flags(clean_scores, clean_flags, name="PPL", rule="SR gray"):
@@ -258,3 +264,22 @@ def test_every_detector_is_graded_on_the_samples_all_of_them_decide():
     common = common_decided(long)
     assert sorted(set(common.id)) == ["s0", "s3"] and set(common.detector) == {"SR gray", "PPL"}
     assert sorted(set(common_decided(long, ["PPL"]).id)) == ["s0", "s1", "s3"]
+
+
+def test_ranking_and_low_fpr_arms_read_margins_and_their_own_rate():
+    rng = np.random.default_rng(11)
+    y = rng.random(300) < 0.5
+    margin = y * 1.5 + rng.standard_normal(300)  # the rule's margin separates well
+    long = long_table(y, {"SR gray": margin > 0.5}, {"PPL": rng.standard_normal(300)})
+    long.loc[long.detector == "SR gray", "score"] = margin
+    clean = rng.standard_normal(200)
+    cal = _with_flags(clean, clean > 0.5)
+    cal.loc[cal.detector == "SR gray", "score"] = rng.standard_normal(200)
+    auc = Contrast("auc", Arm(("SR gray",), "scores"), Arm(("PPL",), "scores"), metric="auc")
+    at_1 = Contrast(
+        "1%", Arm(("SR gray",), "calibrated", fpr=0.01), Arm(("PPL",), "calibrated", fpr=0.01)
+    )
+    table = contrast_table({"s": (long, cal)}, [auc, at_1], n_boot=200).set_index("contrast")
+    assert table.loc["auc", "a_value"] > 0.8 and 0.4 < table.loc["auc", "b_value"] < 0.6
+    assert table.loc["auc", "low"] > 0 and table.loc["1%", "low"] > 0
+    assert table.loc["1%", "b"] == "PPL (calibrated, 1% FPR)"

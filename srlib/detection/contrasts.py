@@ -44,22 +44,25 @@ import pandas as pd
 
 from srlib.detection.compare import common_decided
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
-from srlib.detection.metrics import confusion_metrics, holm
+from srlib.detection.metrics import RANKING, confusion_metrics, holm
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import difference
 
-MODES = ("none", "calibrated", "matched", "oracle")
-METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall"}
+MODES = ("none", "calibrated", "matched", "oracle", "scores")
+METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}
 
 
 @dataclass(frozen=True)
 class Arm:
     """One side of a contrast: a detector (or the best of several) at a threshold mode;
-    ``matched`` names the threshold-free rule whose clean flag rate it is matched to."""
+    ``matched`` names the threshold-free rule whose clean flag rate it is matched to; ``fpr``
+    sets a calibrated arm's own rate (default: the table's); ``scores`` ranks by the score
+    itself (a self-referential rule's margin), for ranking metrics."""
 
     detectors: tuple[str, ...]
     threshold: str = "none"
     matched_to: str | None = None
+    fpr: float | None = None
 
     def __post_init__(self) -> None:
         if self.threshold not in MODES:
@@ -70,9 +73,13 @@ class Arm:
             raise ValueError("a matched arm names the rule it is matched to, and only it does")
         if self.matched_to is not None and not detector(self.matched_to).threshold_free:
             raise ValueError(f"{self.matched_to!r} has a threshold: nothing to match it to")
+        if self.fpr is not None and (self.threshold != "calibrated" or not 0 < self.fpr < 1):
+            raise ValueError(f"an own fpr (got {self.fpr}) is a calibrated arm's, in (0, 1)")
         for name in self.detectors:
             entry = detector(name)  # an unknown name lists the known ones
-            if entry.threshold_free != (self.threshold == "none"):
+            free_ok = ("none", "scores", "calibrated")  # a rule's margin may be calibrated
+            thresholded_ok = ("calibrated", "matched", "oracle", "scores")
+            if self.threshold not in (free_ok if entry.threshold_free else thresholded_ok):
                 raise ValueError(
                     f"{name!r} is {'threshold-free' if entry.threshold_free else 'thresholded'}"
                     f": it cannot run at threshold mode {self.threshold!r}"
@@ -84,12 +91,16 @@ class Arm:
         who = self.detectors[0] if len(self.detectors) == 1 else f"best of {len(self.detectors)}"
         if self.threshold == "matched":
             return f"{who} (at {self.matched_to}'s clean rate)"
-        return who if self.threshold == "none" else f"{who} ({self.threshold})"
+        if self.fpr is not None:
+            return f"{who} (calibrated, {self.fpr:.0%} FPR)"
+        return who if self.threshold in ("none", "scores") else f"{who} ({self.threshold})"
 
     @property
     def mode(self) -> str:
         """The threshold mode as the computation keys it (a matched arm with its rule)."""
-        return f"matched:{self.matched_to}" if self.threshold == "matched" else self.threshold
+        if self.threshold == "matched":
+            return f"matched:{self.matched_to}"
+        return self.threshold if self.fpr is None else f"calibrated@{self.fpr}"
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,9 @@ class Contrast:
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {self.metric!r}")
+        ranking = {self.a.threshold == "scores", self.b.threshold == "scores"}
+        if ranking != {self.metric == "auc"}:
+            raise ValueError("AUC compares arms at threshold mode 'scores', and only AUC does")
 
 
 def preregistered(
@@ -118,7 +132,10 @@ def preregistered(
     threshold flags as many clean calibration problems as the rule flags there — in MCC.
     Secondary: the same pairs in TPR (same operating point); SR as it decides against each
     baseline calibrated to ``fpr`` (SR's "no threshold needed" condition, where the baseline
-    is held to a low flag rate and SR is not); against the oracle threshold; the other
+    is held to a low flag rate and SR is not); against the oracle threshold; the audit's
+    low-FPR regime (the rule's margin and the baseline both calibrated to flag 5%, and 1%,
+    of the clean calibration problems; MCC and TPR); ranking (AUC of the rule's margin
+    against the baseline's score, no threshold at all); the other
     reference-free SR rules against their own score's baseline (matched); and the best
     self-referential rule against the best calibrated baseline, both chosen inside every
     resample."""
@@ -135,6 +152,22 @@ def preregistered(
     ]
     out += [
         Contrast(f"{sr} − {b} (oracle)", Arm((sr,)), Arm((b,), "oracle"), "secondary")
+        for sr, b in pairs
+    ]
+    for rate in (0.05, 0.01):  # the audit's low-FPR regime: both held to one clean rate
+        for metric in ("mcc", "tpr"):
+            out += [
+                Contrast(
+                    f"{sr} − {b} ({metric.upper()}, calibrated at {rate:.0%})",
+                    Arm((sr,), "calibrated", fpr=rate),
+                    Arm((b,), "calibrated", fpr=rate),
+                    "secondary",
+                    metric,
+                )
+                for sr, b in pairs
+            ]
+    out += [
+        Contrast(f"{sr} − {b} (AUC)", Arm((sr,), "scores"), Arm((b,), "scores"), "secondary", "auc")
         for sr, b in pairs
     ]
     for sr, b in (("SR Min-K%", "Min-K%"), ("SR Min-K%++", "Min-K%++"), ("SR Zlib", "Zlib")):
@@ -160,6 +193,7 @@ class _Part:
     scores: dict[str, np.ndarray]  # thresholded detectors
     clean: dict[str, np.ndarray]  # their calibration scores, one row per calibration sample
     clean_flags: dict[str, np.ndarray]  # threshold-free rules on those rows (NaN: undecided)
+    margins: dict[str, np.ndarray]  # threshold-free rules' scores (their margins), for AUC
     ids: np.ndarray  # the problem of each row (what a resample draws)
     cal_ids: np.ndarray  # the calibration problem of each row of ``clean``
 
@@ -175,16 +209,19 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
     wide = values.pivot(index="id", columns="detector", values="value")
     labels = rows.drop_duplicates("id").set_index("id").leaked
     ids = wide.index.to_numpy(str)
-    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, {}, ids, np.array([], str))
+    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, {}, {}, ids, np.array([], str))
+    margins = rows[free].pivot(index="id", columns="detector", values="score")
     for name in used:
         if detector(name).threshold_free:
             part.flags[name] = wide[name].to_numpy(bool)
+            part.margins[name] = margins[name].reindex(wide.index).to_numpy(float)
         else:
             part.scores[name] = wide[name].to_numpy(float)
-    if calibration is not None and part.scores:
-        cal = calibration[calibration.detector.isin(part.scores)]
+    if calibration is not None and (part.scores or part.margins):
+        cal = calibration[calibration.detector.isin([*part.scores, *part.margins])]
         table = cal.pivot(index="id", columns="detector", values="score")
-        part.clean = {n: table[n].to_numpy(float) for n in part.scores if n in table}
+        scored = [*part.scores, *part.margins]  # baselines' scores, rules' margins
+        part.clean = {n: table[n].to_numpy(float) for n in scored if n in table}
         part.cal_ids = table.index.to_numpy(str)
         flags = calibration[calibration.detector.isin(part.flags)]
         if "flag" in flags and len(flags):
@@ -195,7 +232,10 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
 
 
 def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:
-    """MCC, F1 or TPR of flags ``f`` against labels ``y`` (0 where undefined)."""
+    """MCC, F1 or TPR of flags ``f`` against labels ``y`` (0 where undefined), or the AUC of
+    scores ``f`` (a missing score ranks lowest)."""
+    if name == "auc":
+        return float(RANKING["roc_auc"](y, np.nan_to_num(np.asarray(f, float), nan=-np.inf)))
     return float(confusion_metrics(y, np.asarray(f, dtype=bool))[METRICS[name]])
 
 
@@ -205,7 +245,9 @@ def _flags(part: _Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
     idx, cal = draw
     if mode == "none":
         return part.flags[name][idx]
-    s = part.scores[name][idx]
+    if mode == "scores":
+        return (part.margins if name in part.margins else part.scores)[name][idx]
+    s = (part.margins if name in part.margins else part.scores)[name][idx]
     if mode == "oracle":
         t, _ = oracle_threshold(s, part.y[idx], "mcc")
         return s >= t
@@ -214,6 +256,8 @@ def _flags(part: _Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
     clean = part.clean[name] if cal is None else part.clean[name][cal]
     if mode.startswith("matched:"):
         fpr = _clean_rate(part, mode.partition(":")[2], cal)
+    elif mode.startswith("calibrated@"):
+        fpr = float(mode.partition("@")[2])
     return s > calibrated_threshold(clean, fpr)
 
 
