@@ -151,7 +151,8 @@ def test_the_matched_rate_is_the_rules_clean_flag_rate_in_every_resample():
 
     y = np.arange(10) % 2 == 0
     long = long_table(y, {"SR gray": y}, {"PPL": y * 1.0})
-    cal = _with_flags(np.arange(8.0), [True, False, False, False, None, False, True, False])
+    flags = pd.array([True, False, False, False, None, False, True, False], dtype="boolean")
+    cal = _with_flags(np.arange(8.0), flags)  # pd.NA: undecided, as the testbed's tables hold
     part = _part(long, cal, {"SR gray", "PPL"})
     assert _clean_rate(part, "SR gray", None) == 2 / 7  # undecided problems are not counted
     assert _clean_rate(part, "SR gray", np.array([0, 0, 1, 6])) == 3 / 4

@@ -226,9 +226,14 @@ def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) 
         flags = calibration[calibration.detector.isin(part.flags)]
         if "flag" in flags and len(flags):
             flags = flags.pivot(index="id", columns="detector", values="flag")
-            flags = flags.reindex(table.index).astype(float)
-            part.clean_flags = {n: flags[n].to_numpy() for n in part.flags if n in flags}
+            flags = flags.reindex(table.index)
+            part.clean_flags = {n: _numeric(flags[n]) for n in part.flags if n in flags}
     return part
+
+
+def _numeric(flags: pd.Series) -> np.ndarray:
+    """Flags as 1.0 / 0.0, undecided (None, NaN or pd.NA) as NaN."""
+    return flags.astype("boolean").to_numpy(dtype=float, na_value=np.nan)
 
 
 def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:

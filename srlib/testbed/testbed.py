@@ -176,8 +176,9 @@ class Testbed:
     def calibration_scores(self, path: Path, black: bool = False) -> pd.DataFrame:
         """Scores of the known-clean calibration samples under one checkpoint: gray-box with the
         variants the first ``calibration_variants`` of them have (so self-referential margins
-        can be calibrated too), black-box on the originals only (generation is slow); the
-        model calls go through the score cache and the table is remembered on the testbed."""
+        can be calibrated too), and black-box likewise where ``black`` (SR black's own clean
+        flag rate, at which the baselines are matched to it); the model calls go through the
+        score cache and the table is remembered on the testbed."""
         remembered = ("calibration", str(path), black)
         if remembered not in self.memo:
             self.memo[remembered] = self._calibration_scores(path, black)
@@ -187,9 +188,9 @@ class Testbed:
         lm = self.model(path)
         base = self.model(self.base) if Path(path) != Path(self.base) else None
         table = self._detect(lm, base, self.calibration, self.calibration_variants, False, False)
-        if black:
-            none = [Variants() for _ in self.calibration]
-            black_table = self._detect(lm, base, self.calibration, none, True, False)
+        if black:  # with the same variants: SR black's clean flag rate is what it is matched at
+            variants = self.calibration_variants
+            black_table = self._detect(lm, base, self.calibration, variants, True, False)
             extra = [c for c in black_table.columns if c not in table.columns]
             table = table.join(black_table[extra])
         return table.assign(leaked=False)
