@@ -246,14 +246,15 @@ def test_problem_clustered_pooled_intervals_cover_where_per_row_ones_do_not():
 
 
 def test_each_seed_and_the_pool_draw_from_streams_of_their_own():
-    from srlib.detection.contrasts import _part, _Resampler
+    from srlib.detection.contrasts import _part
+    from srlib.detection.resample import ProblemResampler
 
     long = long_table(Y, {"SR gray": NOISE > 0.5})
     parts = [_part(long, None, {"SR gray"}) for _ in range(2)]
-    one = _Resampler(parts[:1]).draw(np.random.default_rng([0, 0]))[0][0]
-    other = _Resampler(parts[1:]).draw(np.random.default_rng([0, 1]))[0][0]
+    one = ProblemResampler(parts[:1]).draw(np.random.default_rng([0, 0]))[0][0]
+    other = ProblemResampler(parts[1:]).draw(np.random.default_rng([0, 1]))[0][0]
     assert not np.array_equal(one, other)  # equal-sized seeds no longer share indices
-    pooled = _Resampler(parts).draw(np.random.default_rng(3))
+    pooled = ProblemResampler(parts).draw(np.random.default_rng(3))
     assert np.array_equal(pooled[0][0], pooled[1][0])  # a drawn problem brings every seed
 
 

@@ -7,8 +7,10 @@ each a detector at a threshold mode — ``none`` (threshold-free rules as they d
 threshold that flags as many known-clean samples as a named threshold-free rule flags of
 them: the two compared at one operating point, re-matched in every resample) or ``oracle``
 (the MCC-optimal threshold on the evaluated samples themselves: an upper bound, not a
-deployable rule). An arm may name several detectors: it is then the *best* of them, chosen
-anew in every resample, so the selection's optimism is part of the interval.
+deployable rule), or ``scores`` (no threshold: the score itself, for AUC). A threshold-free
+rule may also be calibrated: its margin is then thresholded like a score. An arm may name
+several detectors: it is then the *best* of them, chosen anew in every resample, so the
+selection's optimism is part of the interval.
 
 The interval resamples what the difference depends on, together: the evaluated samples and,
 for calibrated arms, the calibration samples (the thresholds are re-set in every resample).
@@ -46,6 +48,7 @@ from srlib.detection.compare import common_decided
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
 from srlib.detection.metrics import RANKING, confusion_metrics, holm
 from srlib.detection.registry import detector
+from srlib.detection.resample import ProblemResampler
 from srlib.detection.verdicts import difference
 
 MODES = ("none", "calibrated", "matched", "oracle", "scores")
@@ -111,7 +114,7 @@ class Contrast:
     a: Arm
     b: Arm
     role: str = "primary"  # "primary" (the claim) or "secondary"
-    metric: str = "mcc"  # "mcc", "f1" or "tpr"
+    metric: str = "mcc"  # "mcc", "f1", "tpr" or "auc" (arms at mode "scores")
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -309,39 +312,6 @@ def _interval(point: np.ndarray, boots: np.ndarray, level: float) -> tuple[float
     return float((point - over).min(axis=1).max()), float((point + under).min(axis=1).max())
 
 
-class _Resampler:
-    """Draws a group of parts' rows by problem: problems and calibration problems are drawn
-    with replacement from the parts' union, each drawn problem bringing its rows of every
-    part (as often as it was drawn)."""
-
-    def __init__(self, parts: list[_Part]) -> None:
-        self.parts = parts
-        problems = np.unique(np.concatenate([p.ids for p in parts]))
-        cal = np.unique(np.concatenate([p.cal_ids for p in parts]))
-        self.n, self.n_cal = problems.size, cal.size
-        self.rows = [np.searchsorted(problems, p.ids) for p in parts]
-        self.cal_rows = [np.searchsorted(cal, p.cal_ids) for p in parts]
-
-    def all(self) -> list:
-        """Every row of every part, once."""
-        return [(np.arange(p.y.size), None) for p in self.parts]
-
-    def draw(self, rng: np.random.Generator) -> list:
-        """(row, calibration row) positions of each part for one resample; a draw whose rows
-        hold one class only is drawn again."""
-        for _ in range(100):
-            counts = np.bincount(rng.integers(0, self.n, self.n), minlength=self.n)
-            idx = [np.repeat(np.arange(r.size), counts[r]) for r in self.rows]
-            y = np.concatenate([p.y[i] for p, i in zip(self.parts, idx, strict=True)])
-            if y.any() and not y.all():
-                break
-        cal = None
-        if self.n_cal:
-            counts = np.bincount(rng.integers(0, self.n_cal, self.n_cal), minlength=self.n_cal)
-            cal = [np.repeat(np.arange(r.size), counts[r]) for r in self.cal_rows]
-        return [(i, None if cal is None else c) for i, c in zip(idx, cal or idx, strict=True)]
-
-
 def contrast_table(
     parts: Mapping[str, tuple[pd.DataFrame, pd.DataFrame | None]],
     contrasts: Sequence[Contrast],
@@ -370,7 +340,7 @@ def contrast_table(
     rows = []
     for k, (part_name, members) in enumerate(groups):
         rng = np.random.default_rng([seed, k])  # a stream of its own per seed and the pool
-        sampler = _Resampler(members)
+        sampler = ProblemResampler(members)
         full = _values(members, needed, sampler.all(), fpr)
         boots = [_values(members, needed, sampler.draw(rng), fpr) for _ in range(n_boot)]
         for c in contrasts:
