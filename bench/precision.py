@@ -15,6 +15,7 @@ import argparse
 
 import pandas as pd
 
+from srlib.detection.verdicts import direction
 from srlib.testbed.build import shared
 from srlib.testbed.report import claim_table, memorisation_table
 
@@ -38,7 +39,9 @@ def compare(profile_name: str, caches: dict[str, str]) -> None:
     print(f"profile {profile_name!r}, main run after its last epoch:")
     print(leak.to_string())
     a, b = (sides[d][1] for d in DTYPES)
-    table = a.join(b, lsuffix=f" {DTYPES[0]}", rsuffix=f" {DTYPES[1]}")
+    for side_ in (a, b):
+        side_["verdict"] = [direction(lo, hi) for lo, hi in zip(side_.low, side_.high)]
+    table = pd.concat({d: sides[d][1] for d in DTYPES}, axis=1)
     inside = lambda x, y: x.difference.between(y.low, y.high)  # noqa: E731
     table["each inside the other's interval"] = inside(a, b) & inside(b, a)
     table["same verdict"] = a.verdict == b.verdict
