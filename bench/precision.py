@@ -40,7 +40,7 @@ def compare(profile_name: str, caches: dict[str, str]) -> None:
     print(leak.to_string())
     a, b = (sides[d][1] for d in DTYPES)
     for side_ in (a, b):
-        side_["verdict"] = [direction(lo, hi) for lo, hi in zip(side_.low, side_.high)]
+        side_["verdict"] = [direction(lo, hi) for lo, hi in zip(side_.low, side_.high, strict=True)]
     table = pd.concat({d: sides[d][1] for d in DTYPES}, axis=1)
     inside = lambda x, y: x.difference.between(y.low, y.high)  # noqa: E731
     table["each inside the other's interval"] = inside(a, b) & inside(b, a)
