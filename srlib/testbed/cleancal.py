@@ -14,14 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
 from srlib.detection import registry
 from srlib.detection.contrasts import contrast_table, preregistered
-from srlib.detection.decide import calibrated_threshold, threshold_decide
-from srlib.detection.verdicts import rate_holds
 from srlib.testbed import experiment as ex
-from srlib.testbed.report import stage_detectors
+from srlib.testbed.report import flag_rate, stage_detectors
 from srlib.testbed.testbed import Testbed
 from srlib.testbed.zoo import planted_on
 
@@ -70,7 +67,7 @@ def clean_fpr(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
     """For every model that never saw benchmark X (the clean base, the null control, models
     planted elsewhere), X's samples flagged by each threshold baseline at the threshold that
     flags ``fpr`` of the other benchmark, and by each self-referential rule as it decides:
-    the rate with its Wilson interval and, for thresholds, whether it is consistent with the
+    the rate with its exact interval and, for thresholds, whether it is consistent with the
     nominal ``fpr`` (a self-referential rule's level is its chance level, not ``fpr``)."""
     fpr, rows = tb.config.fpr, []
     for label, path in models.items():
@@ -83,33 +80,19 @@ def clean_fpr(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
                 entry = registry.detector(detector)
                 if entry.family not in ("self-referential", "threshold baseline"):
                     continue  # trivial references and rules that read another model
-                if entry.threshold_free:
-                    flags = d.flag.dropna().astype(bool)
-                    mode = "none"
-                else:
-                    clean = other[other.detector == detector].score.dropna()
-                    if clean.empty:
-                        continue
-                    threshold = calibrated_threshold(clean, fpr)
-                    flags = pd.Series(threshold_decide(d.score.to_numpy(float), threshold))
-                    flags, mode = flags.dropna().astype(bool), "calibrated on the other benchmark"
-                k, n = int(flags.sum()), int(flags.size)
-                low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+                clean = other[other.detector == detector].score
+                rate = flag_rate(d, clean, fpr, f"{detector} on {label}")
+                if rate is None:
+                    continue
+                if rate["threshold"] == "calibrated":
+                    rate["threshold"] = "calibrated on the other benchmark"
                 rows.append(
                     {
                         "model": label,
                         "benchmark": target,
                         "detector": detector,
                         "family": entry.family,
-                        "threshold": mode,
-                        "flagged": k,
-                        "samples": n,
-                        "rate": k / n,
-                        "low": low,
-                        "high": high,
-                        "verdict": rate_holds(f"{detector} on {label}", k, n, fpr)
-                        if mode != "none"
-                        else "",
                     }
+                    | rate
                 )
     return pd.DataFrame(rows)

@@ -244,41 +244,39 @@ def clean_model_rates(reps: dict[int, Testbed]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def flag_rate(d: pd.DataFrame, clean: pd.Series | None, fpr: float, name: str) -> dict | None:
+    """One detector's flags on its long-table rows ``d`` — a threshold-free rule as it
+    decides, a score at the threshold that flags ``fpr`` of the ``clean`` scores — counted:
+    threshold ("none" or "calibrated"), flagged, samples, rate, its exact 95% interval, and
+    for a threshold whether the nominal ``fpr`` holds, two-sided (``verdicts.rate_holds``,
+    naming ``name``). None where it cannot decide (no clean scores for a threshold)."""
+    if detector(d.detector.iloc[0]).threshold_free:
+        flags, mode = d.flag.dropna().astype(bool), "none"
+    elif clean is not None and clean.notna().any():
+        t = calibrated_threshold(clean.dropna(), fpr)
+        flags = pd.Series(threshold_decide(d.score.to_numpy(float), t)).dropna()
+        flags, mode = flags.astype(bool), "calibrated"
+    else:
+        return None
+    k, n = int(flags.sum()), int(flags.size)
+    low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    verdict = rate_holds(name, k, n, fpr) if mode == "calibrated" else ""
+    return {"threshold": mode, "flagged": k, "samples": n, "rate": k / n, "low": low,
+            "high": high, "verdict": verdict}  # fmt: skip
+
+
 def _false_flags(rep: Testbed, stage: ex.Stage, seed: int) -> list[dict]:
     """``clean_model_rates``' rows of one model that saw no benchmark."""
-    rows = []
     model = "base model" if stage.run == "base" else "null control"
     long, cal = stage_detectors(rep, stage), stage_calibration(rep, stage)
     clean = dict(list(cal.groupby("detector").score))
+    rows = []
     for name, d in long.groupby("detector", sort=False):
-        entry = detector(name)
-        if not entry.deployable:
+        if not detector(name).deployable:
             continue
-        if entry.threshold_free:
-            flags, mode = d.flag.dropna().astype(bool), "none"
-        elif name in clean and clean[name].notna().any():
-            t = calibrated_threshold(clean[name], rep.config.fpr)
-            flags = pd.Series(threshold_decide(d.score.to_numpy(float), t)).dropna()
-            flags, mode = flags.astype(bool), "calibrated"
-        else:
-            continue
-        k, n = int(flags.sum()), int(flags.size)
-        low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
-        verdict = rate_holds(f"seed {seed}, {model}, {name}", k, n, rep.config.fpr)
-        rows.append(
-            {
-                "seed": seed,
-                "model": model,
-                "detector": name,
-                "threshold": mode,
-                "flagged": k,
-                "samples": n,
-                "rate": k / n,
-                "low": low,
-                "high": high,
-                "verdict": verdict if mode == "calibrated" else "",
-            }
-        )
+        rate = flag_rate(d, clean.get(name), rep.config.fpr, f"seed {seed}, {model}, {name}")
+        if rate is not None:
+            rows.append({"seed": seed, "model": model, "detector": name} | rate)
     return rows
 
 
