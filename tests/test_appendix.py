@@ -52,6 +52,26 @@ def test_headline_is_what_the_tagged_cells_printed(tmp_path):
     assert "computes it" in write_headline(tmp_path, [b]).read_text()
 
 
+def test_a_headline_figure_is_written_beside_the_sentences_with_its_alt_text(tmp_path):
+    import base64
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "headline-old-0.png").write_bytes(b"stale")
+    path = executed(tmp_path / "04-detection.ipynb", {}, "Of 6 contrasts, 0 better.\n")
+    nb = nbformat.read(path, as_version=4)
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    figure = nbformat.v4.new_code_cell("fig = plot()", metadata={"tags": ["headline"]})
+    figure.metadata["mystnb"] = {"image": {"alt": "A forest plot."}, "figure": {"caption": "C."}}
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
+    nb.cells.insert(0, figure)  # drawn before the sentences are printed
+    nbformat.write(nb, path)
+    text = write_headline(tmp_path, [path]).read_text()
+    assert text.index("Of 6 contrasts") < text.index("```{figure} headline-04-detection-0.png")
+    assert ":alt: A forest plot." in text and "\nC.\n" in text
+    assert (tmp_path / "book" / "headline-04-detection-0.png").read_bytes() == b"\x89PNG fake"
+    assert not (tmp_path / "book" / "headline-old-0.png").exists()
+
+
 def test_a_table_downloads_whole_from_its_link_and_a_bad_name_or_size_is_refused(monkeypatch):
     import base64
     import io

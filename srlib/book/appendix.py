@@ -5,6 +5,7 @@ landing page's headline (the printed output of the cells tagged ``headline``).""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import platform
@@ -189,17 +190,22 @@ def _markdown(text: str) -> str:
 
 def write_headline(root: Path, executed: list[Path]) -> Path:
     """Write ``book/headline.md``: what the cells tagged ``headline`` printed, chapter by
-    chapter, as prose (the first line a paragraph, each further one a bullet), or a line saying
+    chapter, as prose (the first line a paragraph, each further one a bullet), and the
+    figures they drew (written beside it as ``headline-<chapter>-<k>.png``), or a line saying
     which chapter provides it when none has run."""
+    book = root / "book"
+    for old in book.glob("headline-*.png"):
+        old.unlink()
     parts = []
     for path in executed:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        for cell in cells:
-            if "headline" not in cell.get("metadata", {}).get("tags", []):
-                continue
+        tagged = [c for c in cells if "headline" in c.get("metadata", {}).get("tags", [])]
+        figures = []
+        for k, cell in enumerate(tagged):
+            outputs = cell.get("outputs", [])
             text = "".join(
                 "".join(o.get("text", ""))
-                for o in cell.get("outputs", [])
+                for o in outputs
                 if o.get("output_type") == "stream" and o.get("name") == "stdout"
             )
             lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -207,8 +213,18 @@ def write_headline(root: Path, executed: list[Path]) -> Path:
                 lead, rest = lines[0], lines[1:]
                 parts += [f"{_markdown(lead)} (from {{doc}}`_executed/{path.stem}`)", ""]
                 parts += [f"- {_markdown(line)}" for line in rest] + [""]
+            for o in outputs:
+                png = o.get("data", {}).get("image/png")
+                if png:
+                    name = f"headline-{path.stem}-{k}.png"
+                    (book / name).write_bytes(base64.b64decode("".join(png)))
+                    myst = cell["metadata"].get("mystnb", {})
+                    alt = myst.get("image", {}).get("alt", "A figure of the headline result.")
+                    caption = myst.get("figure", {}).get("caption", "")
+                    figures += [f"```{{figure}} {name}", f":alt: {alt}", "", caption, "```", ""]
+        parts += figures  # after the chapter's sentences
     if not parts:
         parts = ["The detection chapter computes it when the book is built."]
-    path = root / "book" / "headline.md"
+    path = book / "headline.md"
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return path
