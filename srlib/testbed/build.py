@@ -75,14 +75,8 @@ def build(
     clash = {s.id for s in samples} & {s.id for s in pool}
     if clash:
         raise ValueError(f"calibration samples also scored as benchmark samples: {sorted(clash)}")
-    calibration, twins = (
-        clean_calibration(pool, samples)
-        if config.clean_calibration
-        else (
-            pool,
-            pd.DataFrame(columns=["id", "twin", "reason"]),
-        )
-    )
+    evaluated = samples if config.clean_calibration else []  # off: nothing to be a twin of
+    calibration, twins = clean_calibration(pool, evaluated)
     split = split_samples(samples, config.leaked_share, config.seed)
     variants = cached_variants(config, samples, cache, progress)
     k = min(config.calibration_variants, len(calibration))

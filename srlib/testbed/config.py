@@ -33,8 +33,8 @@ class TestbedConfig:
     kinds: tuple[str, ...] = ("function", "variable", "test")  # transformations per variant
     seed: int = 0  # split, variants, corpus order, initialisation, training order
     replicates: tuple[int, ...] = (0, 1, 2)  # seeds of the main run and its null control as
-    # replicated for the claim (each: its own leaked/held-out split and continued-pre-training
-    # order and initialisation; variants and the pinned corpus shared)
+    # replicated for the claim (each: its own leaked/held-out split, continued-pre-training
+    # order and, with ``base_per_seed``, base model; variants and the pinned corpus shared)
     base_per_seed: bool = True  # each replicate also trains a base model of its own on base
     # text drawn from the pinned corpus under its seed (what a reader's rerun with another
     # seed varies); False: one base model and general text for all, as in an audit of one
@@ -79,7 +79,7 @@ class TestbedConfig:
     train_dtype: str = "bfloat16"  # training precision: the forward pass autocast to bfloat16
     # (weights and optimiser state float32), on every machine — a profile resolves the same
     # everywhere; a CPU without bf16 units runs it slower (the appendix names the units).
-    # "float32": full precision, other weights (the book's main run trained both ways agrees)
+    # "float32": full precision, other weights (``bench/precision.py`` sets the two side by side)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 16  # texts per forward pass
     max_new_tokens: int = 48  # black-box: tokens generated after each prefix
