@@ -34,7 +34,7 @@ def autocast(device: str, dtype: str) -> contextlib.AbstractContextManager:
 
 def attention(device: str) -> str:
     """The attention kernel training uses on ``device``: eager on a CPU (in bfloat16 a sixth
-    faster than ``sdpa`` at the testbed's widths, equal in float32; ``bench/testbed.py``),
+    faster than ``sdpa`` at the testbed's widths, equal in float32; docs/measured-builds.md),
     PyTorch's fused ``sdpa`` on a GPU."""
     return "sdpa" if device.startswith("cuda") else "eager"
 
@@ -66,7 +66,7 @@ def bf16_units(flags: set[str] | None = None) -> str:
 def keep_freed_memory() -> bool:
     """Have glibc keep large freed blocks instead of returning them to the system, so every
     training step does not fault in its activations' pages afresh (a fifth of a step's time
-    measured here, ``bench/testbed.py``). Values are unchanged; False where glibc is absent."""
+    in a profile, docs/measured-builds.md). Values are unchanged; False where glibc is absent."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None
