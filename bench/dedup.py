@@ -12,8 +12,8 @@ from pathlib import Path
 
 from _timing import timed
 
-from srlib.duplication.neardup import exhaustive_pairs, lsh_pairs
-from srlib.duplication.partition import fingerprints, partition
+from srlib.duplication.dedup.neardup import exhaustive_pairs, lsh_pairs
+from srlib.duplication.dedup.partition import fingerprints, partition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from synthetic import code_windows  # noqa: E402  (the tests' data generator, not the library's)

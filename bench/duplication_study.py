@@ -13,11 +13,11 @@ import tempfile
 
 from _timing import timed
 
-from srlib.duplication.classifiers import RandomForestDE
-from srlib.duplication.corpus import CorpusConfig, make_corpus
-from srlib.duplication.encoders import EmbeddingCache
-from srlib.duplication.scenarios import fold_indices
-from srlib.duplication.study import PROFILES, prepare
+from srlib.duplication.impact.classifiers import RandomForestDE
+from srlib.duplication.data.corpus import CorpusConfig, make_corpus
+from srlib.duplication.impact.encoders import EmbeddingCache
+from srlib.duplication.impact.scenarios import fold_indices
+from srlib.duplication.impact.study import PROFILES, prepare
 
 if __name__ == "__main__":
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 2000

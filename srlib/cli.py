@@ -101,7 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _records(args: argparse.Namespace) -> list:
     """The secret records ``input`` names (``sources.load_source``)."""
-    from srlib.duplication.sources import load_source
+    from srlib.duplication.data.sources import load_source
 
     return load_source(
         args.input, args.format, args.files_root, args.size, args.scanned_files, args.seed
@@ -109,7 +109,7 @@ def _records(args: argparse.Namespace) -> list:
 
 
 def _dedup(args: argparse.Namespace) -> int:
-    from srlib.duplication.partition import partition, partition_table
+    from srlib.duplication.dedup.partition import partition, partition_table
 
     records = _records(args)
     contexts = [r.context(args.window) for r in records]
@@ -117,7 +117,7 @@ def _dedup(args: argparse.Namespace) -> int:
     if args.scheduler:
         from distributed import Client
 
-        from srlib.duplication.distributed import partition_dask
+        from srlib.duplication.dedup.distributed import partition_dask
 
         with Client(args.scheduler) as client:
             parts = partition_dask(contexts, languages, client=client)
@@ -134,8 +134,8 @@ def _dedup(args: argparse.Namespace) -> int:
 def _dedup_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from srlib.duplication import study
-    from srlib.duplication.scenarios import leakage_table
+    from srlib.duplication.impact import study
+    from srlib.duplication.impact.scenarios import leakage_table
 
     if args.profile not in study.PROFILES:
         raise SrlibError(f"unknown profile {args.profile!r}; choose from {sorted(study.PROFILES)}")

@@ -160,7 +160,7 @@ def contexts():
 @pytest.fixture(scope="session")
 def exhaustive_partition(contexts):
     """The all-pairs partition of ``contexts``: the slow reference, computed once."""
-    from srlib.duplication.partition import partition
+    from srlib.duplication.dedup.partition import partition
 
     return partition(contexts, method="exhaustive")
 

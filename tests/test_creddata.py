@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from srlib.duplication.creddata import load_contexts, load_creddata
+from srlib.duplication.data.creddata import load_contexts, load_creddata
 from srlib.errors import InputError
 
 NATIVE = Path(__file__).with_name("data") / "creddata-native"

@@ -6,8 +6,8 @@ import random
 import pytest
 from synthetic import code_windows
 
-from srlib.duplication.contexts import Context, offset, secret_context
-from srlib.duplication.neardup import (
+from srlib.duplication.data.contexts import Context, offset, secret_context
+from srlib.duplication.dedup.neardup import (
     Fingerprint,
     exhaustive_pairs,
     is_near,
@@ -15,8 +15,8 @@ from srlib.duplication.neardup import (
     lsh_pairs,
     multiset_jaccard,
 )
-from srlib.duplication.partition import fingerprints, partition, partition_table
-from srlib.duplication.tokens import context_tokens, generic_tokens, python_tokens
+from srlib.duplication.dedup.partition import fingerprints, partition, partition_table
+from srlib.duplication.dedup.tokens import context_tokens, generic_tokens, python_tokens
 
 
 def test_secret_context_excludes_the_secret_and_clips_at_the_edges():
@@ -102,7 +102,7 @@ def test_partition_does_not_depend_on_input_order(contexts):
 
 
 def test_generic_records_and_masking(tmp_path):
-    from srlib.duplication.secretdata import load_records, mask
+    from srlib.duplication.data.secretdata import load_records, mask
 
     text = 'API_KEY = "sk_live_0123456789abcdef"\nprint(API_KEY)\n'
     start = text.index("sk_live")
@@ -131,7 +131,7 @@ def test_generic_records_and_masking(tmp_path):
 def test_secretbench_schema_with_files(tmp_path):
     import csv
 
-    from srlib.duplication.secretdata import SECRETBENCH_COLUMNS, load_secretbench
+    from srlib.duplication.data.secretdata import SECRETBENCH_COLUMNS, load_secretbench
 
     code = 'import os\ntoken = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"\n'
     (tmp_path / "files").mkdir()
@@ -172,7 +172,7 @@ def test_secretbench_schema_with_files(tmp_path):
 
 
 def test_dask_partition_equals_the_single_process_one(contexts, dask_client):
-    from srlib.duplication.distributed import partition_dask
+    from srlib.duplication.dedup.distributed import partition_dask
 
     subset = contexts[:1200]
     on_dask = partition_dask(subset, client=dask_client, npartitions=4)
@@ -182,7 +182,7 @@ def test_dask_partition_equals_the_single_process_one(contexts, dask_client):
 
 
 def test_offline_corpus_has_the_shape_it_is_asked_for():
-    from srlib.duplication.corpus import CorpusConfig, make_corpus
+    from srlib.duplication.data.corpus import CorpusConfig, make_corpus
 
     config = CorpusConfig(size=800, scanned_files=10, seed=3)
     records = make_corpus(config)
@@ -210,7 +210,7 @@ def test_offline_corpus_has_the_shape_it_is_asked_for():
 
 
 def test_example_pair_masks_the_secret_and_marks_the_difference():
-    from srlib.duplication.partition import example_pair
+    from srlib.duplication.dedup.partition import example_pair
 
     head = "import vault\nsession = vault.open(region, profile, timeout)\n"
     a = Context(head + "client = connect(host, port, user)\npassword = '", "'\nclient.login()\n")

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from srlib.cli import main
-from srlib.duplication.contexts import Context
-from srlib.duplication.corpus import CorpusConfig, make_corpus
-from srlib.duplication.features import entropy, shape
-from srlib.duplication.partition import partition
-from srlib.duplication.scenarios import (
+from srlib.duplication.data.contexts import Context
+from srlib.duplication.data.corpus import CorpusConfig, make_corpus
+from srlib.duplication.impact.features import entropy, shape
+from srlib.duplication.dedup.partition import partition
+from srlib.duplication.impact.scenarios import (
     char_duplicated_in_train,
     duplicated_in_train,
     fold_indices,
@@ -20,7 +20,7 @@ from srlib.duplication.scenarios import (
     make_folds,
     unique_test_pool,
 )
-from srlib.duplication.study import (
+from srlib.duplication.impact.study import (
     PROFILES,
     mcc_drop,
     prepare,
@@ -75,7 +75,7 @@ def test_unique_folds_never_hold_a_duplicate_of_a_test_context(prepared):
 
 
 def test_the_character_ngram_check_sees_small_edits_the_token_rule_is_not_asked_about():
-    from srlib.duplication.scenarios import char_duplicated_in_train
+    from srlib.duplication.impact.scenarios import char_duplicated_in_train
 
     rng = np.random.default_rng(0)
     blob = "".join(rng.choice(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"), 400))  # one token
@@ -155,7 +155,7 @@ def test_holm_adjusts_a_family_step_down():
 
 
 def test_the_shape_rule_flags_key_prefixes_and_random_looking_values_only():
-    from srlib.duplication.features import numeric, shape_rule
+    from srlib.duplication.impact.features import numeric, shape_rule
 
     values = {
         "AKIA0000": True,  # a provider's prefix, however short
@@ -202,8 +202,8 @@ def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path
 
 
 def test_forest_and_encoders_fit_and_predict(prepared, tmp_path):
-    from srlib.duplication.classifiers import RF_BOUNDS, RandomForestDE
-    from srlib.duplication.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
+    from srlib.duplication.impact.classifiers import RF_BOUNDS, RandomForestDE
+    from srlib.duplication.impact.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
 
     records, p = prepared
     idx = fold_indices(p.folds, "mixed", 0)
@@ -253,7 +253,7 @@ def test_cli_evaluates_without_printing_secrets(tmp_path, capsys):
 def test_scanner_findings_are_taken_in_a_fixed_order(monkeypatch):
     import detect_secrets.core.scan as scan
 
-    from srlib.duplication import corpus
+    from srlib.duplication.data import corpus
 
     class Found:
         def __init__(self, value, kind):
@@ -278,7 +278,7 @@ def _write_results(folder, model, scenario, fold, test, predicted):
 
 
 def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path):
-    from srlib.duplication.drops import drop_differences, fold_predictions, mcc_drop_intervals
+    from srlib.duplication.impact.drops import drop_differences, fold_predictions, mcc_drop_intervals
 
     rng = np.random.default_rng(0)
     y = np.arange(400) % 2 == 0
@@ -312,8 +312,8 @@ def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path)
 
 
 def test_the_lstm_reads_the_candidate_at_its_own_position():
-    from srlib.duplication.classifiers import LSTMDetector
-    from srlib.duplication.features import Dataset
+    from srlib.duplication.impact.classifiers import LSTMDetector
+    from srlib.duplication.impact.features import Dataset
 
     rng = np.random.default_rng(0)
     filler = [f"w{k}" for k in range(30)]
@@ -336,8 +336,8 @@ def test_the_lstm_reads_the_candidate_at_its_own_position():
 
 
 def test_the_context_only_reference_reads_the_context_and_never_the_shape():
-    from srlib.duplication.features import Dataset
-    from srlib.duplication.references import ContextOnly
+    from srlib.duplication.impact.features import Dataset
+    from srlib.duplication.impact.references import ContextOnly
 
     y = np.arange(200) % 2 == 0
     by_shape = [f'key = "<SECRET len={40 if t else 8} classes=3>"' for t in y]  # shape only
@@ -356,8 +356,8 @@ def _halves():
 def test_every_scenario_trains_the_same_steps_and_the_budget_is_stated():
     import torch
 
-    from srlib.duplication.budget import budget_table, equal_steps
-    from srlib.duplication.classifiers import LSTMDetector, fit_balanced
+    from srlib.duplication.impact.budget import budget_table, equal_steps
+    from srlib.duplication.impact.classifiers import LSTMDetector, fit_balanced
 
     net = torch.nn.Linear(1, 1)
     calls = {"steps": 0, "scores": 0}
@@ -377,7 +377,7 @@ def test_every_scenario_trains_the_same_steps_and_the_budget_is_stated():
     lstm = LSTMDetector(epochs=3, batch_size=64)
     assert equal_steps(lstm, 1000) == 3 * 16
     tuned = PROFILES["quick"]
-    from srlib.duplication.study import make_detector
+    from srlib.duplication.impact.study import make_detector
 
     finetuned = make_detector("Encoder (fine-tuned)", tuned, None)
     assert equal_steps(finetuned, 1000) == tuned.finetune_epochs * 1  # 16 samples, batch 16

@@ -5,7 +5,7 @@ import json
 from conftest import program_sample
 
 from srlib.benchmarks import load_benchmark
-from srlib.duplication.overlap import local_corpus, overlap_audit, shard_corpus
+from srlib.duplication.dedup.overlap import local_corpus, overlap_audit, shard_corpus
 
 
 def test_planted_exact_and_near_copies_are_found(tmp_path):
@@ -55,7 +55,7 @@ def test_dask_audit_equals_the_local_one(dask_client):
 
 
 def test_calibration_twins_of_evaluated_samples_are_found_verbatim_or_near():
-    from srlib.duplication.overlap import near_twins
+    from srlib.duplication.dedup.overlap import near_twins
 
     solution = (
         "def moving_average(values, window):\n"
@@ -78,7 +78,7 @@ def test_calibration_twins_of_evaluated_samples_are_found_verbatim_or_near():
 
 def test_the_books_calibration_holds_no_twin_of_an_evaluated_sample():
     from srlib.codetext import code_tokens
-    from srlib.duplication.neardup import Fingerprint, exhaustive_pairs
+    from srlib.duplication.dedup.neardup import Fingerprint, exhaustive_pairs
     from srlib.testbed.build import clean_calibration, load_samples
     from srlib.testbed.config import profile
 

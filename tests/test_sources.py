@@ -5,11 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srlib.duplication import published, secretdata
-from srlib.duplication.drops import against_reference
-from srlib.duplication.features import dataset
-from srlib.duplication.secretdata import SecretRecord
-from srlib.duplication.sources import load_source
+from srlib.duplication.data import secretdata
+from srlib.duplication.impact import published
+from srlib.duplication.impact.drops import against_reference
+from srlib.duplication.impact.features import dataset
+from srlib.duplication.data.secretdata import SecretRecord
+from srlib.duplication.data.sources import load_source
 from srlib.errors import InputError
 
 

@@ -40,11 +40,11 @@ EDITS = {
     "srlib.transforms.testcases": {"variants", "tables", "audit"},
     "srlib.transforms.lexicon": {"variants", "tables", "audit"},
     "srlib.execution.sandbox": {"variants", "tables", "audit"},
-    "srlib.duplication.overlap": {"corpus"},
+    "srlib.duplication.dedup.overlap": {"corpus"},
     "srlib.models.tiny": {"models"},
     "srlib.testbed.leak": {"runs"},
     "srlib.detection.scoring": {"tables", "audit"},
-    "srlib.duplication.classifiers": {"dedup-study"},
+    "srlib.duplication.impact.classifiers": {"dedup-study"},
 }
 
 
@@ -60,7 +60,7 @@ def test_producers_follow_imports_transitively():
     variants = producer_closure(PRODUCERS["variants"])
     assert {"srlib.transforms.rename", "srlib.transforms.testcases"} <= set(variants)
     assert "srlib.execution.sandbox" in variants and "srlib.models.tiny" not in variants
-    assert "srlib.duplication.overlap" in producer_closure(PRODUCERS["corpus"])
+    assert "srlib.duplication.dedup.overlap" in producer_closure(PRODUCERS["corpus"])
 
 
 def test_an_unknown_kind_names_the_known_ones():

@@ -9,7 +9,7 @@ from quickbook import copy_cache
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.metrics import evaluate, metric_table
-from srlib.duplication.overlap import contaminated_documents
+from srlib.duplication.dedup.overlap import contaminated_documents
 from srlib.store import digest
 from srlib.testbed.build import build, replicate, replicates, split_samples
 from srlib.testbed.config import profile, seed_coverage
@@ -178,7 +178,7 @@ EDITS = [
     ("srlib.transforms.rename", {"variants"}),  # the renamer: variants (and their tables)
     # the corpus filter: the corpus; models are keyed on the documents they train on, and an
     # edit that keeps the same documents keeps them
-    ("srlib.duplication.overlap", {"corpus"}),
+    ("srlib.duplication.dedup.overlap", {"corpus"}),
 ]
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from srlib.detection.verdicts import above_chance, claim_headline, difference, rate_holds
-from srlib.duplication import verdicts as dup
+from srlib.duplication.impact import verdicts as dup
 from srlib.testbed import verdicts as tbv
 
 

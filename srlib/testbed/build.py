@@ -17,7 +17,7 @@ import pandas as pd
 
 from srlib import samples as samples_module
 from srlib.benchmarks import load_benchmark
-from srlib.duplication.overlap import near_twins
+from srlib.duplication.dedup.overlap import near_twins
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.store import Artifact, Store, digest, text_digest

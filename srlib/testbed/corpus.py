@@ -5,7 +5,7 @@ The documents are the members of the locked source distributions (``testbed.sour
 canonical order (sources as the lock lists them, members sorted), exact-deduplicated
 (identical content kept once), cut to ``MAX_DOC_CHARS``, and every document that overlaps a
 benchmark or calibration sample (verbatim, a near-duplicate function, or one shared 13-token
-run: ``duplication.overlap.contaminated_documents``) is removed, with the reason recorded.
+run: ``duplication.dedup.overlap.contaminated_documents``) is removed, with the reason recorded.
 The whole corpus is read, so it depends on the lock and the samples only — not on how much a
 run needs — and its digest can be recorded in the lock and checked on every build.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from tqdm import tqdm
 
-from srlib.duplication.overlap import contaminated_documents
+from srlib.duplication.dedup.overlap import contaminated_documents
 from srlib.errors import SrlibError
 from srlib.samples import Sample
 from srlib.store import text_digest

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from srlib.benchmarks._files import data_dir
-from srlib.duplication.secretdata import SecretRecord, load_records, report_skipped
+from srlib.duplication.data.secretdata import SecretRecord, load_records, report_skipped
 from srlib.errors import InputError
 from srlib.localfiles import language
 

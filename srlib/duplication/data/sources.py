@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srlib.duplication import creddata, secretdata
-from srlib.duplication.corpus import CorpusConfig, make_corpus
-from srlib.duplication.secretdata import SecretRecord
+from srlib.duplication.data import creddata, secretdata
+from srlib.duplication.data.corpus import CorpusConfig, make_corpus
+from srlib.duplication.data.secretdata import SecretRecord
 from srlib.errors import InputError
 
 NAMED = ("creddata", "offline")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from srlib.duplication.features import Dataset, shape_rule
+from srlib.duplication.impact.features import Dataset, shape_rule
 
 _SHAPE = re.compile(r"<SECRET[^>]*>")
 

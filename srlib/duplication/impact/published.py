@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from srlib.detection.metrics import confusion_metrics
-from srlib.duplication.features import Dataset, shape_rule
+from srlib.duplication.impact.features import Dataset, shape_rule
 
 
 def paper_reference() -> pd.DataFrame:

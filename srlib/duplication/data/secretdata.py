@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from srlib.duplication.contexts import Context, offset, secret_context
+from srlib.duplication.data.contexts import Context, offset, secret_context
 from srlib.errors import InputError, describe
 from srlib.jsonl import iter_jsonl
 from srlib.localfiles import language_name

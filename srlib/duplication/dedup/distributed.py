@@ -19,9 +19,9 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from srlib.duplication.contexts import Context
-from srlib.duplication.neardup import Fingerprint, clusters, is_near
-from srlib.duplication.partition import exact_groups, fingerprints, labelled
+from srlib.duplication.data.contexts import Context
+from srlib.duplication.dedup.neardup import Fingerprint, clusters, is_near
+from srlib.duplication.dedup.partition import exact_groups, fingerprints, labelled
 
 
 def _signatures(items, num_perm: int, seed: int, min_tokens: int):

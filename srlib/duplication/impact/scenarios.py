@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, train_test_split
 
-from srlib.duplication.contexts import Context
-from srlib.duplication.neardup import Fingerprint, near_pairs
-from srlib.duplication.partition import fingerprints
+from srlib.duplication.data.contexts import Context
+from srlib.duplication.dedup.neardup import Fingerprint, near_pairs
+from srlib.duplication.dedup.partition import fingerprints
 
 SCENARIOS = ("mixed", "near-duplicate", "unique", "repository")
 ROLES = ("train", "val", "test")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from srlib.duplication.secretdata import SecretRecord
+from srlib.duplication.data.secretdata import SecretRecord
 
 NUMERIC = ("length", "entropy", "upper", "lower", "digit", "symbol", "has_word", "known_prefix")
 """The numeric features of a candidate, each computed from its value, none revealing it."""

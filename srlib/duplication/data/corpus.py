@@ -31,7 +31,7 @@ import re
 import string
 from dataclasses import dataclass
 
-from srlib.duplication.secretdata import SecretRecord
+from srlib.duplication.data.secretdata import SecretRecord
 from srlib.localfiles import language, python_files, read_texts, source_files
 
 

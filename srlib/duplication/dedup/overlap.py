@@ -22,8 +22,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from srlib.codetext import code_tokens
-from srlib.duplication.neardup import Fingerprint, is_near
-from srlib.duplication.tokens import context_tokens
+from srlib.duplication.dedup.neardup import Fingerprint, is_near
+from srlib.duplication.dedup.tokens import context_tokens
 from srlib.errors import InputError
 from srlib.jsonl import iter_jsonl
 from srlib.localfiles import python_files, read_texts
@@ -239,7 +239,7 @@ def near_twins(
     once whitespace-normalised ("exact"), or a near duplicate by Allamanis's rule on the
     solutions' code tokens ("near", the duplication study's rule, MinHash candidates
     verified): one row per pair (id, twin, reason). A calibration set must hold none of them."""
-    from srlib.duplication.neardup import near_pairs
+    from srlib.duplication.dedup.neardup import near_pairs
 
     items = list(pool) + list(evaluated)
     fps = [Fingerprint.of(code_tokens(s.solution)) for s in items]

@@ -1,7 +1,7 @@
 """The study's secret detectors, each behind one small interface (``Detector``): fit on a
 training fold with its validation split, predict a test fold. Here: a Random Forest tuned by
 differential evolution and a two-layer LSTM; the transformer encoders are in
-``srlib.duplication.encoders``. Every detector is seeded, so a fold gives the same result
+``srlib.duplication.impact.encoders``. Every detector is seeded, so a fold gives the same result
 whenever it is run."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics import f1_score
 
-from srlib.duplication.features import Dataset
+from srlib.duplication.impact.features import Dataset
 
 
 class Detector(Protocol):

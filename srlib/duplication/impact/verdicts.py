@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 REFERENCES = ("flag everything", "shape rule", "context only")
-"""The references (``duplication.references``): reported in the tables, never judged as a
+"""The references (``duplication.impact.references``): reported in the tables, never judged as a
 detector."""
 
 

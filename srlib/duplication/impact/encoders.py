@@ -22,8 +22,8 @@ import numpy as np
 from sklearn.metrics import f1_score
 from tqdm import tqdm
 
-from srlib.duplication.classifiers import fit_balanced
-from srlib.duplication.features import Dataset
+from srlib.duplication.impact.classifiers import fit_balanced
+from srlib.duplication.impact.features import Dataset
 from srlib.models.hf import ModelNotFound, fingerprint, model_folder
 from srlib.store import atomic_path, digest
 

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from srlib.duplication.contexts import Context
-from srlib.duplication.neardup import METHODS, Fingerprint, clusters, near_pairs
-from srlib.duplication.tokens import context_tokens
+from srlib.duplication.data.contexts import Context
+from srlib.duplication.dedup.neardup import METHODS, Fingerprint, clusters, near_pairs
+from srlib.duplication.dedup.tokens import context_tokens
 
 PARTS = ("unique", "exact", "near")
 
