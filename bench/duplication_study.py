@@ -13,8 +13,8 @@ import tempfile
 
 from _timing import timed
 
-from srlib.duplication.impact.classifiers import RandomForestDE
 from srlib.duplication.data.corpus import CorpusConfig, make_corpus
+from srlib.duplication.impact.classifiers import RandomForestDE
 from srlib.duplication.impact.encoders import EmbeddingCache
 from srlib.duplication.impact.scenarios import fold_indices
 from srlib.duplication.impact.study import PROFILES, prepare

@@ -39,7 +39,7 @@ def test_a_meta_file_of_another_schema_is_refused_naming_it(tmp_path):
 
 def test_the_vendored_contexts_are_what_their_provenance_says():
     records = load_contexts()
-    assert len(records) == 6060 and sum(r.label for r in records) == 3690
+    assert len(records) == 6087 and sum(r.label for r in records) == 3717
     assert len({r.repo for r in records}) == 38
     assert all(0 <= r.start < r.end <= len(r.text) for r in records)
     languages = {r.language for r in records}

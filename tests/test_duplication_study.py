@@ -10,8 +10,8 @@ import pytest
 from srlib.cli import main
 from srlib.duplication.data.contexts import Context
 from srlib.duplication.data.corpus import CorpusConfig, make_corpus
-from srlib.duplication.impact.features import entropy, shape
 from srlib.duplication.dedup.partition import partition
+from srlib.duplication.impact.features import entropy, shape
 from srlib.duplication.impact.scenarios import (
     char_duplicated_in_train,
     duplicated_in_train,
@@ -278,7 +278,11 @@ def _write_results(folder, model, scenario, fold, test, predicted):
 
 
 def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path):
-    from srlib.duplication.impact.drops import drop_differences, fold_predictions, mcc_drop_intervals
+    from srlib.duplication.impact.drops import (
+        drop_differences,
+        fold_predictions,
+        mcc_drop_intervals,
+    )
 
     rng = np.random.default_rng(0)
     y = np.arange(400) % 2 == 0

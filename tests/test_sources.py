@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 from srlib.duplication.data import secretdata
+from srlib.duplication.data.secretdata import SecretRecord
+from srlib.duplication.data.sources import load_source
 from srlib.duplication.impact import published
 from srlib.duplication.impact.drops import against_reference
 from srlib.duplication.impact.features import dataset
-from srlib.duplication.data.secretdata import SecretRecord
-from srlib.duplication.data.sources import load_source
 from srlib.errors import InputError
 
 
@@ -21,7 +21,7 @@ def _record(i: int, language: str, label: bool = True) -> SecretRecord:
 
 def test_each_source_name_loads_its_records_and_a_bad_one_is_one_clear_error(tmp_path):
     cred = load_source("creddata")
-    assert len(cred) == 6060 and len({r.repo for r in cred}) == 38
+    assert len(cred) == 6087 and len({r.repo for r in cred}) == 38
     generated = load_source("offline", size=120, scanned_files=4, seed=1)
     assert len(generated) == 120
     path = tmp_path / "records.jsonl"

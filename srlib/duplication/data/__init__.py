@@ -1,1 +1,2 @@
-"""Secret records and where they come from: contexts, SecretBench, CredData (vendored and native), JSONL and the generated teaching corpus."""
+"""Secret records and where they come from: contexts, SecretBench, CredData (vendored and
+native layout), JSONL records and the generated teaching corpus."""

@@ -3,7 +3,7 @@ repositories, each labelled after manual review (``T`` a real credential, ``F`` 
 
 Two ways in:
 
-- ``load_contexts()``: the subset vendored under ``data/creddata/`` (6,060 candidates from 38
+- ``load_contexts()``: the subset vendored under ``data/creddata/`` (6,087 candidates from 38
   repositories, values obfuscated beyond their first four characters, 250 characters of
   their file each side; ``PROVENANCE.md`` there says how it was built and under which
   licences) — the duplication chapters' default data;

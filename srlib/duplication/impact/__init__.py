@@ -1,1 +1,2 @@
-"""The duplication-impact study: evaluation scenarios, detectors and references, the study runner, drops net of composition, cluster-resampled intervals and verdicts."""
+"""The duplication-impact study: evaluation scenarios, detectors and references, the study
+runner, cluster-resampled intervals, drops net of composition and verdicts."""

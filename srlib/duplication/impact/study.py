@@ -24,14 +24,14 @@ from sklearn.metrics import f1_score, matthews_corrcoef, precision_score, recall
 from tqdm import tqdm
 
 from srlib.detection.metrics import holm
+from srlib.duplication.data.secretdata import SecretRecord
+from srlib.duplication.dedup.partition import partition
 from srlib.duplication.impact.budget import budget_table, equal_steps, largest_training_fold
 from srlib.duplication.impact.classifiers import LSTMDetector, RandomForestDE
 from srlib.duplication.impact.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
 from srlib.duplication.impact.features import Dataset, dataset
-from srlib.duplication.dedup.partition import partition
 from srlib.duplication.impact.references import ContextOnly, FlagEverything, ShapeRule
 from srlib.duplication.impact.scenarios import SCENARIOS, fold_indices, make_folds
-from srlib.duplication.data.secretdata import SecretRecord
 from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest, write_json
 
 MODELS = (
@@ -118,7 +118,7 @@ PROFILES = {
         finetune_max_val=None,
     ),
 }
-"""``cpu``: the book's default on 2 cores, sized for CredData's 6,060 candidates (a smaller
+"""``cpu``: the book's default on 2 cores, sized for the vendored CredData subset (a smaller
 forest search, a narrower LSTM, no fine-tuning); ``quick``: tests; ``gpu``: the study's
 setting (GraphCodeBERT from the HF cache, whole folds fine-tuned)."""
 
