@@ -134,7 +134,7 @@ def _dedup(args: argparse.Namespace) -> int:
 def _dedup_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from srlib.duplication.impact import study
+    from srlib.duplication.impact import analysis, study
     from srlib.duplication.impact.scenarios import leakage_table
 
     if args.profile not in study.PROFILES:
@@ -142,6 +142,8 @@ def _dedup_evaluate(args: argparse.Namespace) -> int:
     changes = {"seed": args.seed}
     if args.models:
         changes["models"] = tuple(args.models)
+    if args.scenarios:
+        changes["scenarios"] = tuple(args.scenarios)
     if args.folds:
         changes["k"] = args.folds
     if args.encoder:
@@ -151,18 +153,21 @@ def _dedup_evaluate(args: argparse.Namespace) -> int:
     if unknown:
         raise SrlibError(f"unknown model(s) {sorted(unknown)}; choose from {study.MODELS}")
     records = _records(args)
-    prepared = study.prepare(records, config, args.window, args.method, progress=True)
+    try:
+        prepared = study.prepare(records, config, args.window, args.method, progress=True)
+    except ValueError as e:
+        raise SrlibError(f"{args.input}: {e}") from e
     print(leakage_table(prepared.folds, prepared.contexts, prepared.languages).to_string())
     results = study.run_study(prepared.data, prepared.folds, config, args.out)
-    out = Path(args.out)
-    tables = {
-        "summary": study.summary(results),
-        "t-tests": study.t_tests(results),
-        "mcc-drop": study.mcc_drop(results),
-    }
-    for name, table in tables.items():
-        table.to_csv(out / f"{name}.csv")
-        print(f"\n{name}\n{table.to_string()}")
+    found = analysis.analyse(prepared, args.out, args.boot, args.seed, args.resample)
+    study.summary(results).to_csv(Path(args.out) / "summary.csv")
+    found.write(args.out)
+    print(f"\n{analysis.first_table(found).to_string()}\n")
+    for topic, sentences in found.sentences().items():
+        print(f"{topic}:")
+        for sentence in sentences:
+            print(f"  {sentence}")
+    print(f"\ntables in {args.out}")
     return 0
 
 
@@ -297,12 +302,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_serve)
 
     def secrets_input(p: argparse.ArgumentParser) -> None:
+        from srlib.duplication.data.sources import FORMATS
+
         p.add_argument(
             "input",
-            help="JSONL secret records, a SecretBench CSV, 'creddata' (real, vendored) "
+            help="JSONL secret records, a SecretBench CSV, a CredData checkout, "
+            "'creddata' (real, vendored) "
             "or 'offline' (generated)",
         )
-        p.add_argument("--format", choices=("records", "secretbench"), default="records")
+        p.add_argument(
+            "--format",
+            choices=FORMATS,
+            default="records",
+            help="a path's layout: JSONL records, a SecretBench CSV, or a CredData checkout",
+        )
         p.add_argument("--files-root", help="folder of the files a SecretBench CSV points to")
         p.add_argument("--size", type=int, default=20_000, help="records of the offline corpus")
         p.add_argument(
@@ -320,12 +333,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = command(
         "dedup evaluate",
-        "secret detectors under the mixed / near-duplicate / unique scenarios (k folds)",
+        "secret detectors under the mixed / near-duplicate / unique / file / repository "
+        "scenarios (k folds)",
     )
     secrets_input(p)
     p.add_argument("--out", required=True, help="folder for folds, per-fold results, tables")
     p.add_argument("--profile", default="cpu", help="cpu (default), quick or gpu")
     p.add_argument("--models", nargs="+", help="a subset of the detector families")
+    p.add_argument(
+        "--scenarios",
+        nargs="+",
+        help="a subset of mixed, near-duplicate, unique, file, repository (default: all)",
+    )
+    p.add_argument(
+        "--resample",
+        default="repository",
+        choices=("repository", "file", "candidate"),
+        help="the intervals' unit (default: repositories, then files within them)",
+    )
+    p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples")
     p.add_argument("--folds", type=int, help="folds per scenario (profile default: 5)")
     p.add_argument("--encoder", help="HF encoder folder or cached id (default all-MiniLM-L6-v2)")
     p.set_defaults(func=_dedup_evaluate)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
@@ -244,15 +245,22 @@ def rejection_rates(power: pd.DataFrame, alpha: float) -> plt.Figure:
     return fig
 
 
-def mcc_by_scenario(results: pd.DataFrame, metric: str = "mcc") -> plt.Figure:
-    """The duplication study's Fig. 3: each detector's mean ``metric`` over folds (with its
-    standard deviation) across the mixed, near-duplicate and unique scenarios."""
-    m = results[results.metric == metric]
-    fig, ax = plt.subplots(figsize=(7, 3.8))
-    sns.pointplot(
-        m, x="scenario", y="value", hue="model", errorbar="sd", dodge=0.3, markers="o", ax=ax
-    )
-    ax.set(xlabel="scenario (duplicates removed →)", ylabel=f"{metric.upper()} (mean ± sd)")
+def mcc_by_scenario(mcc: pd.DataFrame, order: Sequence[str]) -> plt.Figure:
+    """The duplication study's Fig. 3 with intervals: each detector's pooled MCC per scenario
+    (``order``, duplicates and then shared files and repositories removed from training)
+    with its 95% interval resampling repositories and files (``drops.mcc_table``)."""
+    table = mcc.reset_index()
+    scenarios = [s for s in order if s in set(table.scenario)]
+    models = list(dict.fromkeys(table.model))
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    width = 0.7 / max(1, len(models))
+    for k, model in enumerate(models):
+        rows = table[table.model == model].set_index("scenario").reindex(scenarios)
+        x = [i - 0.35 + width * (k + 0.5) for i in range(len(scenarios))]
+        errors = [rows["mcc"] - rows["low"], rows["high"] - rows["mcc"]]
+        ax.errorbar(x, rows["mcc"], yerr=errors, fmt="o-", capsize=2, label=model, markersize=4)
+    ax.set_xticks(range(len(scenarios)), scenarios)
+    ax.set(xlabel="scenario (what training shares with the test removed →)", ylabel="MCC")
     ax.axhline(0, color="gray", linewidth=0.8)
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -45,3 +45,21 @@ def test_the_vendored_contexts_are_what_their_provenance_says():
     languages = {r.language for r in records}
     assert {"javascript", "c#", "python", "java", "ruby"} <= languages
     assert not languages & {"js", "cs", "rb", "py"}  # extensions in the project's names
+
+
+def test_bare_cr_ends_a_line_as_creddata_counts_them_and_the_source_name_reaches_it(tmp_path):
+    from srlib.duplication.data.sources import load_source
+
+    (tmp_path / "meta").mkdir()
+    (tmp_path / "data" / "r1").mkdir(parents=True)
+    page = '<p>\r<a>\r\nkey = "Zq81LmX0pW"\rend\n'  # CR, CRLF, CR: the value is on line 3
+    (tmp_path / "data" / "r1" / "f1.html").write_bytes(page.encode())
+    (tmp_path / "meta" / "r1.csv").write_text(
+        "Id,FileID,RepoName,FilePath,LineStart,LineEnd,GroundTruth,ValueStart,ValueEnd,Category\n"
+        "1,f1,o/r,data/r1/f1.html,3,3,T,7,17,Key\n"
+    )
+    (record,) = load_source(tmp_path, "creddata")
+    assert record.secret == "Zq81LmX0pW" and record.text == page  # the file's own line ends
+    assert (record.repo, record.file) == ("o/r", "f1")
+    with pytest.raises(InputError, match="not a CredData checkout"):
+        load_source(tmp_path / "data", "creddata")

@@ -159,10 +159,14 @@ def test_secretbench_schema_with_files(tmp_path):
     with (tmp_path / "sb.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, SECRETBENCH_COLUMNS)
         w.writeheader()
-        w.writerows([row, missing, moved, js])
-    both = r"(?=.*\b1 file not under)(?=.*\b1 secret not at its line and column)"
-    with pytest.warns(UserWarning, match=both):
+        past_line = {**row, "id": "5", "start_line": "40", "end_line": "40"}  # another version
+        past_column = {**row, "id": "6", "start_column": "900"}
+        w.writerows([row, missing, moved, js, past_line, past_column])
+    reasons = ("1 file not under", "1 secret not at its line and column")
+    every = "".join(rf"(?=.*\b{r})" for r in (*reasons, "2 line or column past the end"))
+    with pytest.warns(UserWarning, match=every):  # every unfound row counted, none fatal
         rec, other = load_secretbench(tmp_path / "sb.csv", tmp_path / "files")
+    assert rec.file == "src/app.py" and rec.repo == "o/r"
     assert rec.secret == "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     assert rec.label and rec.language == "python" and rec.context().after == '"\n'
     assert other.secret == "0123456789abcdef" and other.language == "javascript"

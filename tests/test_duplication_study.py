@@ -1,8 +1,6 @@
 """The duplication-impact study: leak-free unique folds, folds shared by every model, masked
 inputs that never hold a secret, resumable runs, and the command line."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,15 +18,7 @@ from srlib.duplication.impact.scenarios import (
     make_folds,
     unique_test_pool,
 )
-from srlib.duplication.impact.study import (
-    PROFILES,
-    mcc_drop,
-    prepare,
-    read_results,
-    run_study,
-    summary,
-    t_tests,
-)
+from srlib.duplication.impact.study import PROFILES, prepare, read_results, run_study, summary
 from srlib.store import FolderInUse
 
 
@@ -103,36 +93,69 @@ def test_unique_samples_near_an_exact_group_do_not_test():
 def test_folds_are_seeded_and_stratified(prepared):
     records, p = prepared
     k = PROFILES["quick"].k
-    again = make_folds(p.data.labels, p.parts, p.contexts, p.languages, k, 0.1, 0, "exhaustive")
+    groups = {"file": p.files, "repository": p.repos}
+    again = make_folds(
+        p.data.labels, p.parts, p.contexts, p.languages, k, 0.1, 0, "exhaustive",
+        groups=groups, scenarios=PROFILES["quick"].scenarios,
+    )  # fmt: skip
     pd.testing.assert_frame_equal(p.folds, again)
-    for scenario in ("mixed", "near-duplicate", "unique"):
+    for scenario in PROFILES["quick"].scenarios:
         tests = [set(fold_indices(p.folds, scenario, f)["test"]) for f in range(k)]
         assert not (tests[0] & tests[1])
         idx = fold_indices(p.folds, scenario, 0)
         assert not set(idx["val"]) & set(idx["train"])
 
 
-def test_repository_folds_never_share_a_repository_between_train_and_test(prepared):
+def test_grouped_folds_never_share_a_group_between_fit_validation_and_test(prepared):
     records, p = prepared
     repos = [f"repo{i % 7}" for i in range(len(records))]  # seven repositories
-    folds = make_folds(p.data.labels, p.parts, p.contexts, p.languages, 3, groups=repos)
-    assert list(folds.scenario.unique()) == ["mixed", "near-duplicate", "unique", "repository"]
-    seen = set()
-    for fold in range(3):
-        idx = fold_indices(folds, "repository", fold)
-        tested = {repos[i] for i in idx["test"]}
-        assert tested and not tested & {repos[i] for i in np.r_[idx["train"], idx["val"]]}
-        seen |= tested
-    assert seen == set(repos)  # every repository tests once
-    with pytest.raises(ValueError, match="2 repositories cannot make 3 folds"):
+    files = [f"{r}/file{i % 23}" for i, r in enumerate(repos)]  # 23 files across them
+    scenarios = ["mixed", "near-duplicate", "unique", "file", "repository"]
+    groups = {"file": files, "repository": repos}
+    folds = make_folds(
+        p.data.labels, p.parts, p.contexts, p.languages, 3, groups=groups, scenarios=scenarios
+    )
+    assert list(folds.scenario.unique()) == scenarios
+    for scenario, unit in (("file", files), ("repository", repos)):
+        seen = set()
+        for fold in range(3):
+            idx = fold_indices(folds, scenario, fold)
+            fit, val, test = ({unit[i] for i in idx[r]} for r in ("train", "val", "test"))
+            assert test and val and fit  # every role holds whole groups, none shared
+            assert not test & (fit | val) and not val & fit
+            seen |= test
+        assert seen == set(unit)  # every group tests once
+    with pytest.raises(ValueError, match="2 groups cannot make 3 folds"):
         make_folds(
-            p.data.labels,
-            p.parts,
-            p.contexts,
-            p.languages,
-            3,
-            groups=["a", "b"] * (len(records) // 2),
+            p.data.labels, p.parts, p.contexts, p.languages, 3,
+            groups={"repository": ["a", "b"] * (len(records) // 2)}, scenarios=["repository"],
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="file: 1 of .* samples name no file"):
+        make_folds(
+            p.data.labels, p.parts, p.contexts, p.languages, 3,
+            groups={"file": ["", *files[1:]]}, scenarios=["file"],
+        )  # fmt: skip
+
+
+def test_validation_is_split_like_the_test(prepared):
+    from srlib.duplication.impact.scenarios import grouped_validation
+
+    records, p = prepared
+    for fold in range(PROFILES["quick"].k):
+        idx = fold_indices(p.folds, "unique", fold)  # validation from the unique pool...
+        assert set(p.parts.part[idx["val"]]) == {"unique"}
+        exact, near = duplicated_in_train(
+            p.contexts, idx["val"], idx["train"], p.languages, "exhaustive"
         )
+        assert not exact.any() and not near.any()  # ...so no duplicate of it fits
+    y = np.arange(200) % 3 == 0
+    groups = np.array([f"g{i // 10}" for i in range(200)], dtype=object)  # 20 groups of 10
+    rows = np.arange(200)
+    fit, val = grouped_validation(rows, y, groups, 0.1, seed=4)
+    assert not set(groups[fit]) & set(groups[val]) and len(set(groups[val])) == 2
+    assert sorted(np.r_[fit, val]) == list(rows)
+    with pytest.raises(ValueError, match="none left to validate on"):
+        grouped_validation(rows[:10], y, groups, 0.1)
 
 
 def test_masked_inputs_never_hold_a_secret_value(prepared):
@@ -189,15 +212,6 @@ def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path
     assert list(table.columns) == ["precision", "recall", "f1", "mcc"]
     flagged = first[(first.model == "flag everything") & (first.metric == "recall")]
     assert (flagged.value == 1).all()
-    tests = t_tests(first)
-    assert {"scenario: mixed", "model: LSTM"} <= set(tests.within)
-    families = tests.groupby("family").within.first()
-    assert families["between models (paired)"].startswith("scenario:")
-    assert families["between scenarios (Welch)"].startswith("model:")
-    tested = tests[tests.p.notna()]  # flag everything's constant folds give no p-value
-    assert (tested["p (Holm)"] >= tested.p).all() and (tested["p (Holm)"] <= 1).all()
-    assert tests["p (Holm)"].isna().equals(tests.p.isna())
-    assert set(mcc_drop(first).index) == set(config.models)
     assert read_results(tmp_path / "a").equals(first)
 
 
@@ -230,7 +244,8 @@ def test_cli_evaluates_without_printing_secrets(tmp_path, capsys):
     args += ["--models", "flag everything", "--folds", "2", "--out", str(tmp_path)]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "mcc-drop" in out and (tmp_path / "summary.csv").is_file()
+    assert "in sum:" in out and (tmp_path / "summary.csv").is_file()
+    assert (tmp_path / "steps.csv").is_file() and (tmp_path / "mcc.csv").is_file()
     records = make_corpus(CorpusConfig(size=300, scanned_files=8))
     # a "secret" that is a word of the command (the offline corpus scans installed files, and
     # one may hold a candidate such as "everything") is printed as the model's name, not leaked
@@ -268,51 +283,6 @@ def test_scanner_findings_are_taken_in_a_fixed_order(monkeypatch):
         runs.append([(r.start, r.end) for r in corpus._scan([("x.py", line)])])
     corpus._line_findings.cache_clear()  # no stand-in findings left for later tests
     assert runs[0] == runs[1] and len(runs[0]) == 2
-
-
-def _write_results(folder, model, scenario, fold, test, predicted):
-    (folder / "results").mkdir(parents=True, exist_ok=True)
-    record = {"model": model, "scenario": scenario, "fold": fold, "test": [int(i) for i in test]}
-    record["predicted"] = [int(p) for p in predicted]
-    (folder / "results" / f"{model}--{scenario}--{fold}.json").write_text(json.dumps(record))
-
-
-def test_mcc_drops_come_with_intervals_from_each_scenarios_own_samples(tmp_path):
-    from srlib.duplication.impact.drops import (
-        drop_differences,
-        fold_predictions,
-        mcc_drop_intervals,
-    )
-
-    rng = np.random.default_rng(0)
-    y = np.arange(400) % 2 == 0
-    mixed, unique = np.arange(400), np.arange(200, 400)
-    for fold, part in enumerate(np.array_split(mixed, 2)):  # perfect on mixed
-        _write_results(tmp_path, "drops", "mixed", fold, part, y[part])
-        _write_results(tmp_path, "steady", "mixed", fold, part, y[part])
-    for fold, part in enumerate(np.array_split(unique, 2)):
-        noisy = np.where(rng.random(len(part)) < 0.6, y[part], ~y[part])  # near chance
-        _write_results(tmp_path, "drops", "unique", fold, part, noisy)
-        _write_results(tmp_path, "steady", "unique", fold, part, y[part])
-    table = mcc_drop_intervals(fold_predictions(tmp_path), y, n_boot=300)
-    drops, steady = table.loc["drops"], table.loc["steady"]
-    assert drops.mixed == 1.0 and drops["drop low"] > 0.5 and drops["relative low"] > 0.5
-    assert steady["drop"] == 0 and steady["drop low"] == steady["drop high"] == 0
-    _write_results(tmp_path, "never", "mixed", 0, mixed, np.ones(400, bool))  # MCC 0
-    _write_results(tmp_path, "never", "unique", 0, unique, np.ones(200, bool))
-    never = mcc_drop_intervals(fold_predictions(tmp_path), y, n_boot=50).loc["never"]
-    assert never["drop"] == 0 and never[["relative drop", "relative low"]].isna().all()
-    paired = drop_differences(fold_predictions(tmp_path), y, "drops", n_boot=300)
-    assert paired.loc["steady", "difference"] == paired.loc["steady", "relative drop"]
-    assert paired.loc["steady", "low"] > 0.5  # a near-chance model against a perfect one
-    assert paired.loc["never", ["other's", "low"]].isna().all()  # MCC 0: no share to compare
-    _write_results(tmp_path, "partial", "mixed", 0, mixed[:200], y[:200])  # an unfinished run
-    with pytest.raises(ValueError, match="different samples in scenario 'mixed'"):
-        mcc_drop_intervals(fold_predictions(tmp_path), y)
-    (tmp_path / "results" / "partial--mixed--0.json").unlink()
-    (tmp_path / "results" / "old.json").write_text(json.dumps({"model": "x"}))
-    with pytest.raises(ValueError, match="no predictions"):
-        fold_predictions(tmp_path)
 
 
 def test_the_lstm_reads_the_candidate_at_its_own_position():

@@ -1,7 +1,6 @@
 """The duplication chapters' data by one name, the study's subsets of it, the papers'
 published numbers beside ours, and every trained model read against the shape rule."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -9,7 +8,6 @@ from srlib.duplication.data import secretdata
 from srlib.duplication.data.secretdata import SecretRecord
 from srlib.duplication.data.sources import load_source
 from srlib.duplication.impact import published
-from srlib.duplication.impact.drops import against_reference
 from srlib.duplication.impact.features import dataset
 from srlib.errors import InputError
 
@@ -68,24 +66,3 @@ def test_the_partition_sits_beside_secretbench_and_the_references_are_read_per_d
     rule, everything = refs.loc[("toy", "shape rule")], refs.loc[("toy", "flag everything")]
     assert rule.mcc == 1.0 and rule["true share"] == 0.6 and rule.candidates == 10
     assert everything.recall == 1.0 and everything.mcc == 0.0
-
-
-def test_a_model_beats_the_shape_rule_only_where_its_paired_interval_says_so():
-    y = np.arange(300) % 2 == 0
-    rng = np.random.default_rng(0)
-    rows = []
-    for scenario in ("mixed", "unique"):
-        noisy = np.where(rng.random(300) < 0.7, y, ~y)
-        flags = {"shape rule": noisy, "good": y, "same": noisy}
-        for model, f in flags.items():
-            rows.append(
-                pd.DataFrame(
-                    {"model": model, "scenario": scenario, "fold": 0, "sample": np.arange(300)}
-                    | {"predicted": f}
-                )
-            )
-    table = against_reference(pd.concat(rows, ignore_index=True), y, n_boot=200)
-    assert table.loc[("good", "mixed"), "low"] > 0.3
-    same = table.loc[("same", "unique")]
-    assert same.difference == 0 and same.low == same.high == 0
-    assert "shape rule" not in table.index.get_level_values("model")

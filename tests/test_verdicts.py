@@ -69,49 +69,42 @@ def _results(means: dict[str, tuple[float, float, float]]) -> pd.DataFrame:
 
 
 def _steps(rows: dict) -> pd.DataFrame:
-    """A ``mcc_drop_intervals`` table: model → (start MCC, end MCC, drop low, drop high)."""
-    return pd.DataFrame(
-        [
-            {"model": m, "a": a, "b": b, "drop": a - b, "drop low": lo, "drop high": hi}
-            for m, (a, b, lo, hi) in rows.items()
-        ]
-    ).set_index("model")
+    """A ``drops.step_table`` after ``drops.family``: (model, step) → (net drop, low, high,
+    family-wise, study's drop, its low)."""
+    out = []
+    for (model, step), (value, low, high, fw, raw, raw_low) in rows.items():
+        row = {"model": model, "step": step, "from": 0.9, "to": 0.9 - value}
+        row |= {"net drop": value, "net drop low": low, "net drop high": high}
+        row |= {"beyond low": low, "beyond high": high, "family-wise": fw}
+        row |= {"study's drop": raw, "study's drop low": raw_low, "study's drop high": raw + 0.1}
+        row |= {"composition": raw - value, "composition low": -0.1, "composition high": 0.1}
+        out.append(row)
+    return pd.DataFrame(out).set_index(["model", "step"])
 
 
-def test_the_studys_ordering_is_read_from_both_steps_intervals():
-    first = _steps(
+def test_the_studys_ordering_is_read_net_of_composition_beside_the_rule():
+    first, second = "mixed → near-duplicate", "near-duplicate → unique"
+    steps = _steps(
         {
-            "holds": (0.9, 0.8, 0.05, 0.15),
-            "unclear": (0.9, 0.85, -0.02, 0.12),
-            "reversed": (0.8, 0.9, -0.15, -0.05),
-            "flag everything": (0.0, 0.0, 0.0, 0.0),
+            ("holds", first): (0.1, 0.05, 0.15, "yes", 0.12, 0.06),
+            ("holds", second): (0.2, 0.1, 0.3, "yes", 0.25, 0.1),
+            ("unclear", first): (0.05, 0.01, 0.1, "", 0.1, 0.02),  # interval, not family-wise
+            ("unclear", second): (0.2, 0.1, 0.3, "yes", 0.2, 0.1),
+            ("reversed", first): (-0.1, -0.15, -0.05, "yes", -0.1, -0.2),
+            ("reversed", second): (0.2, 0.1, 0.3, "yes", 0.2, 0.1),
+            ("shape rule", first): (0.0, 0.0, 0.0, "", 0.05, 0.01),  # composition alone
+            ("shape rule", second): (0.0, 0.0, 0.0, "", 0.05, 0.02),
         }
-    ).rename(columns={"a": "mixed", "b": "near-duplicate"})
-    second = _steps(
-        {
-            "holds": (0.8, 0.6, 0.1, 0.3),
-            "unclear": (0.85, 0.7, 0.05, 0.25),
-            "reversed": (0.9, 0.7, 0.1, 0.3),
-            "flag everything": (0.0, 0.0, 0.0, 0.0),
-        }
-    ).rename(columns={"a": "near-duplicate", "b": "unique"})
-    sentences = dup.ordering(first, second)
+    )
+    sentences = dup.ordering(steps)
     assert len(sentences) == 3  # the reference is not judged
-    assert "holds (both drops above 0)" in sentences[0]
-    assert sentences[0].startswith("holds: MCC 0.90 (Mixed) → 0.80 (Near) → 0.60 (Unique)")
-    assert "no evidence for the study's full ordering" in sentences[1]
+    assert sentences[0].startswith("holds: net drops Mixed → Near +0.10 [+0.05, +0.15]")
+    assert "the ordering holds net of composition" in sentences[0]
+    assert "no evidence for the full ordering net of composition" in sentences[1]
     assert "is reversed" in sentences[2]
-
-
-def _relative(rows: dict) -> pd.DataFrame:
-    """A ``mcc_drop_intervals`` table of relative drops: model → (drop, low, high, drop low)."""
-    return pd.DataFrame(
-        [
-            {"model": m, "relative drop": d, "relative low": lo, "relative high": hi}
-            | {"drop low": dl}
-            for m, (d, lo, hi, dl) in rows.items()
-        ]
-    ).set_index("model")
+    assert sentences[0].endswith(
+        "and for the shape rule, which learns nothing, the ordering holds (+0.05, +0.05)."
+    )
 
 
 def test_each_models_drop_is_set_beside_the_studys_counterpart():
@@ -119,63 +112,47 @@ def test_each_models_drop_is_set_beside_the_studys_counterpart():
         {"relative drop": [0.27, 0.16, 0.15, 0.07]},
         index=["Random Forest", "LSTM", "GraphCodeBERT-MLP", "GraphCodeBERT"],
     )
-    drop = _relative(
-        {
-            "Random Forest": (0.05, 0.01, 0.09, 0.01),  # below the study's 27%
-            "LSTM": (0.2, 0.1, 0.3, 0.05),  # the study's 16% inside
-            "Encoder + MLP (frozen)": (0.4, 0.3, 0.5, 0.2),  # above the study's 15%
-            "Encoder (fine-tuned)": (0.02, np.nan, np.nan, -0.1),  # start MCC not always > 0
-        }
-    )
-    text = dup.against_study(drop, paper)
-    assert text[0].endswith("(a drop); the study's Random Forest: 27%, smaller than the study's.")
+    rows = {
+        "Random Forest": (0.05, 0.01, 0.09),  # below the study's 27%
+        "LSTM": (0.2, 0.1, 0.3),  # the study's 16% inside
+        "Encoder + MLP (frozen)": (0.4, 0.3, 0.5),  # above the study's 15%
+        "Encoder (fine-tuned)": (0.02, np.nan, np.nan),  # start MCC not always > 0
+    }
+    steps = pd.DataFrame(
+        [
+            {"model": m, "step": "mixed → unique", "relative drop": d}
+            | {"relative drop low": lo, "relative drop high": hi}
+            for m, (d, lo, hi) in rows.items()
+        ]
+    ).set_index(["model", "step"])
+    text = dup.against_study(steps, paper)
+    assert text[0].endswith("the study's Random Forest: 27%, smaller than the study's.")
+    assert "as the study measures it (composition included) 5% [1%, 9%]" in text[0]
     assert text[1].endswith("the study's LSTM: 16%, consistent with the study.")
     assert text[2].endswith("GraphCodeBERT-MLP: 15%, larger than the study's.")
     assert text[3].startswith("Encoder (fine-tuned): no relative drop to compare")
-    drop.loc["Random Forest", "drop low"] = -0.01
-    assert "(no evidence of a drop)" in dup.against_study(drop, paper)[0]
 
 
-def test_random_forest_drops_most_only_when_every_paired_interval_says_so():
+def test_random_forest_drops_most_only_when_every_family_wise_test_says_so():
     def diffs(rows):
         return pd.DataFrame(
-            [{"other": m, "low": lo, "high": hi} for m, (lo, hi) in rows.items()]
+            [
+                {"other": m, "low": lo, "high": hi, "family-wise": fw}
+                for m, (lo, hi, fw) in rows.items()
+            ]
         ).set_index("other")
 
-    most = diffs({"LSTM": (0.01, 0.2), "encoder": (0.05, 0.3), "flag everything": (np.nan,) * 2})
+    most = diffs({"LSTM": (0.01, 0.2, "yes"), "encoder": (0.05, 0.3, "yes")})
     assert dup.largest_drop(most) == (
-        "Random Forest drops more than every other model (each paired interval above 0), "
-        "as in the study."
+        "Random Forest's net drop exceeds every other model's (family-wise, Holm), as in the study."
     )
-    mixed = diffs({"LSTM": (0.01, 0.2), "encoder": (-0.3, -0.05), "other": (-0.1, 0.1)})
+    mixed = diffs(
+        {"LSTM": (0.01, 0.2, "yes"), "encoder": (-0.3, -0.05, "yes"), "other": (0.01, 0.1, "")}
+    )
     text = dup.largest_drop(mixed)
-    assert "more than LSTM; less than encoder; no evidence of a difference from other" in text
+    assert "more than LSTM; less than encoder; no evidence against other" in text
     assert text.endswith("not reproduced here.")
-    assert dup.largest_drop(diffs({"flag everything": (np.nan,) * 2})).startswith("No model")
-    undefined = diffs({"LSTM": (0.01, 0.2), "encoder": (np.nan, np.nan)})  # one not comparable
-    text = dup.largest_drop(undefined)
-    assert "more than LSTM; no comparison with encoder" in text and "every" not in text
-
-
-def test_mixed_vs_unique_sentences_read_only_that_pair():
-    tests = pd.DataFrame(
-        {
-            "within": ["model: RF", "model: RF", "scenario: mixed", "model: flag everything"],
-            "a": ["mixed", "mixed", "RF", "mixed"],
-            "b": ["unique", "near-duplicate", "LSTM", "unique"],
-            "p": [0.01, 0.5, 0.2, 1.0],
-            "p (Holm)": [0.03, 1.0, 0.4, 1.0],
-            "folds": [5, 5, 5, 5],
-        }
-    )
-    assert dup.mixed_vs_unique(tests) == [
-        "RF: mixed vs unique, Welch's t-test over 5 folds each, p = 0.01 (Holm-adjusted 0.03): "
-        "a difference beyond chance at 0.05."
-    ]
-    tests.loc[0, "p (Holm)"] = 0.06  # the same test, adjusted over more comparisons
-    assert dup.mixed_vs_unique(tests)[0].endswith("no evidence of a difference at 0.05.")
-    tests.loc[0, ["p", "p (Holm)"]] = float("nan")  # constant folds: no test at all
-    assert dup.mixed_vs_unique(tests)[0].startswith("RF: mixed vs unique, no test:")
+    assert dup.largest_drop(pd.DataFrame({"low": [], "high": []})).startswith("No other trained")
 
 
 def test_the_calibration_shift_summary_reads_families_not_names():
@@ -361,10 +338,15 @@ def test_models_are_read_against_the_shape_rule_per_scenario():
         names=["model", "scenario"],
     )
     table = pd.DataFrame(
-        {"low": [0.1, 0.05, -0.3, -0.1, -0.5], "high": [0.3, 0.2, -0.1, 0.1, -0.3]}, index=index
+        {
+            "low": [0.1, 0.05, -0.3, 0.01, -0.5],
+            "high": [0.3, 0.2, -0.1, 0.1, -0.3],
+            "family-wise": ["yes", "yes", "yes", "", "yes"],
+        },
+        index=index,
     )
     assert dup.against_references(table) == [
-        "RF beats the shape rule in every scenario (paired intervals).",
-        "LSTM against the shape rule: falls below it in mixed; "
+        "RF beats the shape rule in every scenario (family-wise, Holm).",
+        "LSTM against the shape rule (family-wise, Holm): falls below it in mixed; "
         "no evidence of a difference in unique.",
     ]

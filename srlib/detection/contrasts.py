@@ -46,7 +46,7 @@ import pandas as pd
 
 from srlib.detection.compare import common_decided
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
-from srlib.detection.metrics import RANKING, confusion_metrics, holm
+from srlib.detection.metrics import RANKING, bootstrap_p, confusion_metrics, holm
 from srlib.detection.registry import detector
 from srlib.detection.resample import ProblemResampler
 from srlib.detection.verdicts import difference
@@ -346,7 +346,7 @@ def contrast_table(
         for c in contrasts:
             point = _pairs(full, c)
             low, high = _interval(point, np.array([_pairs(v, c) for v in boots]), level)
-            p = _p_value(np.array([_pairs(v, c) for v in boots])) if point.size == 1 else np.nan
+            p = bootstrap_p(np.array([_pairs(v, c) for v in boots])) if point.size == 1 else np.nan
             a = max(full[n, c.a.mode, c.metric] for n in c.a.detectors)
             b = max(full[n, c.b.mode, c.metric] for n in c.b.detectors)
             rows.append(
@@ -369,14 +369,6 @@ def contrast_table(
                 }
             )
     return _family(pd.DataFrame(rows))
-
-
-def _p_value(boots: np.ndarray) -> float:
-    """Two-sided bootstrap p-value of a difference: twice the smaller share of resampled
-    differences at or beyond zero on either side (below 0.05 where the 95% percentile
-    interval excludes zero)."""
-    d = boots.reshape(len(boots))
-    return float(min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0))))
 
 
 def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:

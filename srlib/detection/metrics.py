@@ -247,6 +247,13 @@ def confusion_metrics(y: np.ndarray, f: np.ndarray) -> dict[str, np.ndarray]:
     fp = (~y & f).sum(-1).astype(float)
     fn = (y & ~f).sum(-1).astype(float)
     tn = (~y & ~f).sum(-1).astype(float)
+    return counts_metrics(tp, fp, fn, tn)
+
+
+def counts_metrics(tp, fp, fn, tn) -> dict[str, np.ndarray]:
+    """Precision, recall, F1, MCC and FPR from confusion counts (arrays of any shape; weighted
+    counts too, as a cluster bootstrap gives them), 0 where undefined."""
+    tp, fp, fn, tn = (np.asarray(c, dtype=float) for c in (tp, fp, fn, tn))
     with np.errstate(divide="ignore", invalid="ignore"):
         precision = np.where(tp + fp > 0, tp / (tp + fp), 0.0)
         recall = np.where(tp + fn > 0, tp / (tp + fn), 0.0)
@@ -342,6 +349,14 @@ def _metric_row(name: str, value, low, high, y: np.ndarray, keep: np.ndarray) ->
         "n": int(len(y)),
         "undecided": int((~keep).sum()),
     }
+
+
+def bootstrap_p(differences: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of a difference from its resampled values: twice the
+    smaller share at or beyond zero on either side (below 0.05 where the 95% percentile
+    interval excludes zero)."""
+    d = np.asarray(differences, dtype=float).reshape(-1)
+    return float(min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0))))
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:

@@ -280,6 +280,8 @@ def make_corpus(config: CorpusConfig | None = None) -> list[SecretRecord]:
     records = records[: cfg.size]
     rng.shuffle(records)
     return [
-        SecretRecord(f"rec{i}", r.text, r.start, r.end, r.label, r.language, r.category, r.repo)
+        SecretRecord(
+            f"rec{i}", r.text, r.start, r.end, r.label, r.language, r.category, r.repo, r.repo
+        )  # a generated record's "repository" is the one file it sits in
         for i, r in enumerate(records)
     ]

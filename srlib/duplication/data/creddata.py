@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from srlib.benchmarks._files import data_dir
+from srlib.codetext import line_starts
 from srlib.duplication.data.secretdata import SecretRecord, load_records, report_skipped
 from srlib.errors import InputError
 from srlib.localfiles import language
@@ -60,7 +61,7 @@ def load_creddata(root: str | Path, window: int = 250) -> list[SecretRecord]:
             absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
             if absent:
                 raise InputError(f"{meta}: not CredData's meta schema, missing {absent}")
-            files: dict[Path, list[str] | None] = {}
+            files: dict[Path, tuple[str, list[int]] | None] = {}
             for rowno, row in enumerate(reader, 2):
                 record = _record(root, meta.stem, row, files, window)
                 if isinstance(record, str):
@@ -81,19 +82,21 @@ def _record(root: Path, repo_id: str, row: dict, files: dict, window: int):
         return "no single-line value span"
     file = _file(root, repo_id, row)
     if file not in files:
-        files[file] = _lines(file)
-    lines = files[file]
-    if lines is None:
+        files[file] = _read(file)
+    if files[file] is None:
         return "file not there"
+    text, starts = files[file]
     try:
         line, start, end = int(row["LineStart"]) - 1, int(row["ValueStart"]), int(row["ValueEnd"])
     except ValueError:
         return None
-    if not 0 <= line < len(lines) or not 0 <= start < end <= len(lines[line]):
+    if not 0 <= line < len(starts):
         return "line or span outside the file"
-    before = sum(len(x) + 1 for x in lines[:line])
-    text = "\n".join(lines)
-    a, b = before + start, before + end
+    stop = starts[line + 1] if line + 1 < len(starts) else len(text)
+    length = len(text[starts[line] : stop].rstrip("\r\n"))
+    if not 0 <= start < end <= length:
+        return "line or span outside the file"
+    a, b = starts[line] + start, starts[line] + end
     lo, hi = max(0, a - window), min(len(text), b + window)
     return SecretRecord(
         id=f"{repo_id}:{row['Id']}",
@@ -104,6 +107,7 @@ def _record(root: Path, repo_id: str, row: dict, files: dict, window: int):
         language=language(file),
         category=row.get("Category", ""),
         repo=row.get("RepoName") or repo_id,
+        file=row.get("FileID") or row.get("FilePath", ""),
     )
 
 
@@ -115,7 +119,11 @@ def _file(root: Path, repo_id: str, row: dict) -> Path:
     return found[0] if found else root / "data" / repo_id / "missing"
 
 
-def _lines(file: Path) -> list[str] | None:
+def _read(file: Path) -> tuple[str, list[int]] | None:
+    """A file's text and where its lines start, CR, LF and CRLF each ending a line (as
+    CredData numbers them); None where the file is not there."""
     if not file.is_file():
         return None
-    return file.read_text(encoding="utf-8", errors="replace").split("\n")
+    with file.open(encoding="utf-8", errors="replace", newline="") as fh:
+        text = fh.read()
+    return text, line_starts(text)

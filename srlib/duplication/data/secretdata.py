@@ -4,9 +4,10 @@ generic format of (file text, secret span, label) records, both to ``SecretRecor
 SecretBench (Basak et al., MSR 2023) ships one CSV row per candidate secret with the file's
 location, not its text. ``load_secretbench(csv, files_root)`` reads the text from
 ``files_root/<file_identifier>`` when present, else ``files_root/<repo_name>/<file_path>``;
-candidates whose file is missing are counted and skipped. Labels are ``Y``/``N`` in the
-published exports (documented as Boolean); both spellings are accepted. Secret values are
-never printed: ``SecretRecord.__repr__`` masks them.
+candidates whose file is missing, whose line or column lies past the end of the file, or whose
+secret is not at its line and column are counted by reason and skipped, never fatal. Labels
+are ``Y``/``N`` in the published exports (documented as Boolean); both spellings are accepted.
+Secret values are never printed: ``SecretRecord.__repr__`` masks them.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class SecretRecord:
     language: str = ""
     category: str = ""
     repo: str = ""
+    file: str = ""  # the file within ``repo`` (path or id): the file-grouped scenario's unit
 
     @property
     def secret(self) -> str:
@@ -92,7 +94,8 @@ def parse_label(value: str, where: str) -> bool:
 
 def load_records(path: str | Path) -> list[SecretRecord]:
     """Generic JSONL: ``{"id", "text", "start", "end", "label", "language"?, "category"?,
-    "repo"?}`` per line, ``start``/``end`` character offsets of the secret in ``text``."""
+    "repo"?, "file"?}`` per line (``file_id`` read as ``file``, CredData's name for it),
+    ``start``/``end`` character offsets of the secret in ``text``."""
     out = []
     for lineno, r in iter_jsonl(path):
         try:
@@ -105,6 +108,7 @@ def load_records(path: str | Path) -> list[SecretRecord]:
                 language=language_name(r.get("language", "")),
                 category=r.get("category", ""),
                 repo=r.get("repo", ""),
+                file=str(r.get("file") or r.get("file_id") or ""),
             )
             if not 0 <= rec.start <= rec.end <= len(rec.text):
                 raise ValueError(f"span [{rec.start}, {rec.end}) outside the text")
@@ -141,7 +145,8 @@ def report_skipped(source: str | Path, skipped: Counter) -> None:
 
 def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -> Counter:
     """Append the rows of a SecretBench CSV to ``out``; the rows skipped, by reason (the file
-    missing, or the secret not at its line and column: never kept with a guessed span)."""
+    missing, its line past the end of the file, or the secret not at its line and column:
+    never kept with a guessed span)."""
     absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
     if absent:
         raise InputError(f"{csv_path}: not the SecretBench schema, missing {absent}")
@@ -159,11 +164,14 @@ def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -
         if secret.startswith("[") and secret.endswith("]"):
             secret = secret[1:-1]  # exported wrapped in brackets
         try:
-            start = offset(text, int(row["start_line"]), int(row["start_column"]))
-            end = offset(text, int(row["end_line"]), int(row["end_column"]))
+            line, column = int(row["start_line"]), int(row["start_column"])
             label = parse_label(row["label"], where)
         except ValueError as e:
             raise InputError(f"{where}: bad SecretBench row: {e}") from e
+        start = _position(text, line, column)
+        if start is None:
+            skipped["line or column past the end of its file"] += 1
+            continue
         if text[start : start + len(secret)] != secret:
             skipped["secret not at its line and column"] += 1
             continue
@@ -178,9 +186,21 @@ def _read_secretbench(reader: csv.DictReader, csv_path, root: Path, out: list) -
                 language=_language(row.get("file_type", ""), row["file_path"]),
                 category=row.get("category", ""),
                 repo=row["repo_name"],
+                file=row["file_path"],
             )
         )
     return skipped
+
+
+def _position(text: str, line: int, column: int) -> int | None:
+    """The character offset of a 1-based line and column, or None where the file has no
+    such line or the column lies past the end of the text (a row of another version of the
+    file: counted as skipped, never fatal)."""
+    try:
+        at = offset(text, line, column)
+    except ValueError:
+        return None
+    return at if 0 <= at <= len(text) else None
 
 
 def in_languages(records: Sequence[SecretRecord], languages: Sequence[str]) -> list[SecretRecord]:

@@ -1,5 +1,6 @@
 """Where the duplication chapters' records come from, by one name: the vendored CredData
-subset, the generated teaching corpus, a SecretBench CSV or a JSONL record file."""
+subset, the generated teaching corpus, a SecretBench CSV, a CredData checkout in its native
+layout, or a JSONL record file."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from srlib.duplication.data.secretdata import SecretRecord
 from srlib.errors import InputError
 
 NAMED = ("creddata", "offline")
-FORMATS = ("records", "secretbench")
+FORMATS = ("records", "secretbench", "creddata")
 
 
 def load_source(
@@ -24,8 +25,9 @@ def load_source(
 ) -> list[SecretRecord]:
     """``"creddata"``: the vendored real subset (``creddata.load_contexts``); ``"offline"``:
     the generated corpus (``size`` records, ``scanned_files`` real files scanned); a path:
-    JSONL records (``source_format="records"``) or SecretBench's CSV export
-    (``"secretbench"``) with its files under ``files_root``."""
+    JSONL records (``source_format="records"``), SecretBench's CSV export
+    (``"secretbench"``) with its files under ``files_root``, or the folder of a CredData
+    checkout in its own layout (``"creddata"``: ``meta/*.csv`` and ``data/``)."""
     if source == "creddata":
         return creddata.load_contexts()
     if source == "offline":
@@ -36,6 +38,10 @@ def load_source(
         if files_root is None:
             raise InputError(f"{source}: a SecretBench CSV needs its files' folder (--files-root)")
         return secretdata.load_secretbench(source, files_root)
+    if source_format == "creddata":
+        if not Path(source, "meta").is_dir():
+            raise InputError(f"{source}: not a CredData checkout (no meta/ folder in it)")
+        return creddata.load_creddata(source)
     if not Path(source).is_file():
         raise InputError(f"no record file {source} (or name one of {', '.join(NAMED)})")
     return secretdata.load_records(source)

@@ -1,11 +1,21 @@
-"""How much a model's MCC drops from one scenario to another, with a bootstrap interval.
+"""How much a model's MCC drops from one scenario to another, net of composition, with
+intervals that resample repositories and files.
 
 The folds of a scenario test every one of its testable samples once, so a model's fold
-predictions pooled give one prediction per sample and scenario. Two scenarios test different
-samples (Mixed: all, Unique: the unique pool), so the interval resamples each scenario's
-samples on its own — an unpaired bootstrap — and reads the drop, absolute and relative, on
-every resample. Two models within a scenario test the same samples, so the same resamples
-serve both and the difference of their drops is paired (``drop_differences``)."""
+predictions pooled give one prediction per sample and scenario. The scenarios test nested
+sets of candidates — Mixed, File and Repository every one, Near-duplicate ``C_dedup``, Unique
+its pool — and the sets differ in difficulty (duplicated candidates are easier), so the
+study's drop (Mixed on all candidates − Unique on the pool) mixes two things: **composition**
+(the pool is harder, whatever the model) and the **net drop** (the Mixed model's own
+predictions on the pool − the Unique model's on the same candidates): what having trained on
+the test candidates' duplicates, files or repositories was worth. A rule that learns nothing
+predicts the same in every scenario, so its net drop is zero by construction and its study's
+drop is pure composition.
+
+Every interval comes from one ``clusters.ClusterBootstrap`` (repositories, then files within
+them): the same weights serve every model, scenario and candidate set, so every difference is
+paired, and each test's p-value is the two-sided bootstrap p (``detection.metrics.
+bootstrap_p``). ``family`` adjusts, by Holm, exactly the tests the chapter's verdicts read."""
 
 from __future__ import annotations
 
@@ -16,7 +26,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from srlib.detection.metrics import confusion_metrics
+from srlib.detection.metrics import bootstrap_p, holm
+from srlib.duplication.impact.clusters import ClusterBootstrap
+
+STEPS = (
+    ("mixed", "near-duplicate"),
+    ("near-duplicate", "unique"),
+    ("mixed", "unique"),
+    ("mixed", "file"),
+    ("file", "repository"),
+    ("mixed", "repository"),
+)
+"""The steps the chapter reads: the study's ordering and its Mixed → Unique drop, and the
+grouped inflation random → file → repository."""
+NO_TRAINING = ("flag everything", "shape rule")
+"""References that learn nothing: their net drops are zero whatever the data."""
+REFERENCES = (*NO_TRAINING, "context only")
+"""Every reference (``references``): reported beside the detectors, never judged as one."""
 
 
 def fold_predictions(out_dir: str | Path) -> pd.DataFrame:
@@ -41,55 +67,70 @@ def fold_predictions(out_dir: str | Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
-def _pooled(predictions: pd.DataFrame, scenario: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per model: the samples ``scenario`` tested (sorted) and their predictions; every model
-    must have been tested on the same samples (the study's folds are shared)."""
-    out = {}
-    for model, g in predictions[predictions.scenario == scenario].groupby("model", sort=False):
-        g = g.sort_values("sample", kind="stable")
-        out[model] = (g["sample"].to_numpy(), g.predicted.to_numpy(bool))
-    tested = {tuple(s) for s, _ in out.values()}
-    if len(tested) > 1:
-        raise ValueError(
-            f"the models were tested on different samples in scenario {scenario!r} "
-            "(an unfinished run?): finish it before comparing models"
-        )
-    return out
+class Pooled:
+    """Each model's pooled predictions per scenario, read under one cluster bootstrap."""
+
+    def __init__(
+        self, predictions: pd.DataFrame, labels: Sequence[bool], boot: ClusterBootstrap
+    ) -> None:
+        self.y = np.asarray(labels, dtype=bool)
+        if len(self.y) != boot.n:
+            raise ValueError(f"{len(self.y)} labels, {boot.n} candidates in the bootstrap")
+        self.boot = boot
+        self.flags: dict[tuple[str, str], np.ndarray] = {}  # -1 untested, else 0 / 1
+        self.tested: dict[str, np.ndarray] = {}
+        for (model, scenario), g in predictions.groupby(["model", "scenario"], sort=False):
+            if g["sample"].duplicated().any():
+                raise ValueError(f"{model!r} tested a sample twice in scenario {scenario!r}")
+            f = np.full(boot.n, -1, dtype=np.int8)
+            f[g["sample"].to_numpy()] = g.predicted.to_numpy(bool)
+            self.flags[model, scenario] = f
+            rows = np.flatnonzero(f >= 0)
+            if scenario in self.tested and not np.array_equal(self.tested[scenario], rows):
+                raise ValueError(
+                    f"the models were tested on different samples in scenario {scenario!r} "
+                    "(an unfinished run?): finish it before comparing models"
+                )
+            self.tested[scenario] = rows
+        self.models = list(dict.fromkeys(predictions.model))
+        self._cache: dict = {}
+
+    def mcc(self, model: str, scenario: str, on: str | None = None) -> tuple[float, np.ndarray]:
+        """``model``'s MCC in ``scenario`` on the candidates scenario ``on`` tested (default:
+        its own), and its resampled values."""
+        key = (model, scenario, on or scenario)
+        if key not in self._cache:
+            rows = self.tested[on or scenario]
+            f = self.flags[model, scenario][rows]
+            if (f < 0).any():
+                raise ValueError(f"{scenario!r} did not test every candidate {on!r} tested")
+            self._cache[key] = self.boot.metric(self.y[rows], f.astype(bool), rows)
+        return self._cache[key]
+
+    def has(self, model: str, *scenarios: str) -> bool:
+        """Whether ``model`` has results in every one of ``scenarios``."""
+        return all((model, s) in self.flags for s in scenarios)
 
 
-def bootstrap_mcc(
-    predictions: pd.DataFrame,
-    labels: Sequence[bool],
-    scenarios: Sequence[str],
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> dict[tuple[str, str], tuple[float, np.ndarray]]:
-    """(model, scenario) → (MCC pooled over folds, its ``n_boot`` resampled values). Each
-    scenario's samples are resampled on their own (scenarios test different samples) and the
-    same resamples serve every model (models within a scenario test the same samples), so a
-    difference between two models' values is paired."""
-    y_all = np.asarray(labels, dtype=bool)
-    rng = np.random.default_rng(seed)
-    out = {}
-    for scenario in scenarios:
-        pooled = _pooled(predictions, scenario)
-        if not pooled:
-            continue
-        samples = next(iter(pooled.values()))[0]
-        y = y_all[samples]
-        idx = rng.integers(0, len(y), (n_boot, len(y)))
-        for model, (_, f) in pooled.items():
-            point = float(confusion_metrics(y, f)["mcc"])
-            out[model, scenario] = (point, confusion_metrics(y[idx], f[idx])["mcc"])
-    return out
-
-
-def _quantiles(values: np.ndarray, q: list[float]) -> tuple[float, float]:
-    """The ``q`` quantiles of resampled values; NaN where any resample is undefined."""
+def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile interval; NaN where any resample is undefined."""
     if np.isnan(values).any():
         return float("nan"), float("nan")
-    lo, hi = np.quantile(values, q)
+    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
+
+
+def mcc_table(pooled: Pooled, level: float = 0.95) -> pd.DataFrame:
+    """Per model and scenario: pooled MCC with its cluster-resampled interval and the
+    candidates tested."""
+    rows = []
+    for (model, scenario), _ in pooled.flags.items():
+        value, boots = pooled.mcc(model, scenario)
+        lo, hi = _interval(boots, level)
+        n = pooled.tested[scenario].size
+        rows.append({"model": model, "scenario": scenario, "mcc": value, "low": lo, "high": hi})
+        rows[-1]["candidates"] = n
+    return _indexed(rows, ["model", "scenario"])
 
 
 def _relative(drop: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -98,119 +139,127 @@ def _relative(drop: np.ndarray, start: np.ndarray) -> np.ndarray:
         return np.where(start > 0, drop / np.where(start > 0, start, 1), np.nan)
 
 
-def _drop(boots: dict, model: str, start: str, end: str) -> tuple[float, np.ndarray]:
-    """A model's relative drop start → end and its resamples (NaN where a resample's start
-    MCC is not above 0)."""
-    (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
-    return float(_relative(np.array(a - b), np.array(a))), _relative(boot_a - boot_b, boot_a)
-
-
-def mcc_drop_intervals(
-    predictions: pd.DataFrame,
-    labels: Sequence[bool],
-    start: str = "mixed",
-    end: str = "unique",
-    n_boot: int = 1000,
-    seed: int = 0,
+def step_table(
+    pooled: Pooled,
+    steps: Sequence[tuple[str, str]] = STEPS,
+    reference: str = "shape rule",
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """Per model: MCC in ``start`` and ``end`` (pooled over folds), the drop start − end and
-    the relative drop, each with its percentile interval from resampling each scenario's
-    samples on its own. The relative drop is left empty where the start MCC is not above 0,
-    and its interval where a resample's is not (a share of nothing is no number)."""
-    boots = bootstrap_mcc(predictions, labels, (start, end), n_boot, seed)
-    q = [(1 - level) / 2, (1 + level) / 2]
+    """Per model and step start → end: the study's drop (start on its candidates − end on
+    its own), the net drop (start's predictions on end's candidates − end's) and the
+    composition between them, the study's relative drop, and the net drop beyond
+    ``reference``'s (a rule that learns nothing: its net drop is zero), each with its
+    interval; ``p`` is the net drop's beyond the reference."""
     rows = []
-    for model in predictions.model.unique():
-        if (model, start) not in boots or (model, end) not in boots:
+    for start, end in steps:
+        if end not in pooled.tested or start not in pooled.tested:
             continue
-        (a, boot_a), (b, boot_b) = boots[model, start], boots[model, end]
-        lo, hi = np.quantile(boot_a - boot_b, q)
-        rel, rel_boots = _drop(boots, model, start, end)
-        rel_lo, rel_hi = _quantiles(rel_boots, q)
-        rows.append(
-            {
-                "model": model,
-                start: a,
-                end: b,
-                "drop": a - b,
-                "drop low": float(lo),
-                "drop high": float(hi),
-                "relative drop": rel,
-                "relative low": rel_lo,
-                "relative high": rel_hi,
-            }
-        )
-    return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
+        if np.setdiff1d(pooled.tested[end], pooled.tested[start]).size:
+            raise ValueError(f"{end!r} tests candidates {start!r} does not: no paired step")
+        ref = _net(pooled, reference, start, end) if pooled.has(reference, start, end) else None
+        for model in pooled.models:
+            if not pooled.has(model, start, end):
+                continue
+            a, a_boot = pooled.mcc(model, start)
+            same, same_boot = pooled.mcc(model, start, on=end)
+            b, b_boot = pooled.mcc(model, end)
+            row = {"model": model, "step": f"{start} → {end}", "from": a, "from, same": same}
+            row |= {"to": b}
+            for name, value, boots in (
+                ("study's drop", a - b, a_boot - b_boot),
+                ("composition", a - same, a_boot - same_boot),
+                ("net drop", same - b, same_boot - b_boot),
+                ("relative drop", _relative(a - b, a), _relative(a_boot - b_boot, a_boot)),
+            ):
+                row[name] = float(value)
+                row[f"{name} low"], row[f"{name} high"] = _interval(boots, level)
+            beyond = same_boot - b_boot - (ref[1] if ref else 0)
+            row["beyond reference"] = same - b - (ref[0] if ref else 0.0)
+            row["beyond low"], row["beyond high"] = _interval(beyond, level)
+            row["p"] = bootstrap_p(beyond) if model not in REFERENCES else np.nan
+            rows.append(row)
+    return _indexed(rows, ["model", "step"])
 
 
-def drop_differences(
-    predictions: pd.DataFrame,
-    labels: Sequence[bool],
-    model: str,
-    others: Sequence[str] | None = None,
-    start: str = "mixed",
-    end: str = "unique",
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> pd.DataFrame:
-    """``model``'s relative MCC drop ``start`` → ``end`` minus each other model's, with a paired
-    interval (both read on the same resampled samples). Empty where either relative drop is
-    undefined on some resample (a start MCC not above 0: the trivial references)."""
-    boots = bootstrap_mcc(predictions, labels, (start, end), n_boot, seed)
-    q = [(1 - level) / 2, (1 + level) / 2]
-
-    if (model, start) not in boots or (model, end) not in boots:
-        raise ValueError(f"no {start} and {end} results for {model!r} in these predictions")
-    mine, mine_boot = _drop(boots, model, start, end)
-    names = others if others is not None else [m for m in predictions.model.unique() if m != model]
-    rows = []
-    for other in names:
-        theirs, theirs_boot = _drop(boots, other, start, end)
-        lo, hi = _quantiles(mine_boot - theirs_boot, q)
-        rows.append(
-            {
-                "other": other,
-                "relative drop": mine,
-                "other's": theirs,
-                "difference": mine - theirs,
-                "low": float(lo),
-                "high": float(hi),
-            }
-        )
-    return pd.DataFrame(rows).set_index("other")
+def _net(pooled: Pooled, model: str, start: str, end: str) -> tuple[float, np.ndarray]:
+    same, same_boot = pooled.mcc(model, start, on=end)
+    b, b_boot = pooled.mcc(model, end)
+    return same - b, same_boot - b_boot
 
 
 def against_reference(
-    predictions: pd.DataFrame,
-    labels: Sequence[bool],
-    reference: str = "shape rule",
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    pooled: Pooled, reference: str = "shape rule", level: float = 0.95
 ) -> pd.DataFrame:
-    """Per model and scenario: its pooled MCC minus ``reference``'s, with a paired interval
-    (the same resampled samples for both): does a trained detector beat a rule that learns
-    nothing?"""
-    scenarios = list(dict.fromkeys(predictions.scenario))
-    boots = bootstrap_mcc(predictions, labels, scenarios, n_boot, seed)
-    q = [(1 - level) / 2, (1 + level) / 2]
+    """Per model and scenario: its pooled MCC minus ``reference``'s on the same candidates,
+    with a paired interval and p: does a trained detector beat a rule that learns nothing?"""
     rows = []
-    for (model, scenario), (mcc, boot) in boots.items():
-        if model == reference or (reference, scenario) not in boots:
+    for model, scenario in pooled.flags:
+        if model in REFERENCES or not pooled.has(reference, scenario):
             continue
-        ref, ref_boot = boots[reference, scenario]
-        lo, hi = np.quantile(boot - ref_boot, q)
+        mcc, boot = pooled.mcc(model, scenario)
+        ref, ref_boot = pooled.mcc(reference, scenario)
+        lo, hi = _interval(boot - ref_boot, level)
         rows.append(
-            {
-                "model": model,
-                "scenario": scenario,
-                "mcc": mcc,
-                reference: ref,
-                "difference": mcc - ref,
-                "low": float(lo),
-                "high": float(hi),
-            }
+            {"model": model, "scenario": scenario, "mcc": mcc, reference: ref}
+            | {"difference": mcc - ref, "low": lo, "high": hi, "p": bootstrap_p(boot - ref_boot)}
         )
-    return pd.DataFrame(rows).set_index(["model", "scenario"])
+    return _indexed(rows, ["model", "scenario"])
+
+
+def net_differences(
+    pooled: Pooled, model: str, step: tuple[str, str] = ("mixed", "unique"), level: float = 0.95
+) -> pd.DataFrame:
+    """``model``'s net drop over ``step`` minus each other trained model's, paired (the
+    study found Random Forest dropping most)."""
+    if not pooled.has(model, *step):
+        raise ValueError(f"no {step[0]} and {step[1]} results for {model!r} in these predictions")
+    mine, mine_boot = _net(pooled, model, *step)
+    rows = []
+    for other in pooled.models:
+        if other == model or other in REFERENCES or not pooled.has(other, *step):
+            continue
+        theirs, theirs_boot = _net(pooled, other, *step)
+        d = mine_boot - theirs_boot
+        lo, hi = _interval(d, level)
+        rows.append(
+            {"other": other, "net drop": mine, "other's": theirs, "difference": mine - theirs}
+            | {"low": lo, "high": hi, "p": bootstrap_p(d)}
+        )
+    return _indexed(rows, ["other"])
+
+
+def _indexed(rows: list[dict], index: list[str]) -> pd.DataFrame:
+    """The rows as a table indexed by ``index`` (an empty one with a ``p`` column when there
+    are none: a run without the scenarios a table compares)."""
+    if not rows:
+        return pd.DataFrame({"p": []}, index=pd.MultiIndex.from_tuples([], names=index))
+    return pd.DataFrame(rows).set_index(index)
+
+
+def family(*tables: pd.DataFrame, alpha: float = 0.05) -> int:
+    """Holm-adjust, across ``tables`` together, every p-value they hold (the tests the
+    verdicts read), writing ``p (Holm)`` and ``family-wise`` ("yes" below ``alpha``) into
+    each; returns the family's size."""
+    ps = np.concatenate([t["p"].to_numpy(float) for t in tables]) if tables else np.zeros(0)
+    tested = ~np.isnan(ps)
+    adjusted = np.full(ps.shape, np.nan)
+    adjusted[tested] = holm(ps[tested])
+    at = 0
+    for t in tables:
+        t["p (Holm)"] = adjusted[at : at + len(t)]
+        t["family-wise"] = np.where(t["p (Holm)"] < alpha, "yes", "")
+        at += len(t)
+    return int(tested.sum())
+
+
+def interval_widths(
+    pooled_by_level: dict[str, Pooled], model: str, scenario: str, level: float = 0.95
+) -> pd.DataFrame:
+    """One model's MCC in one scenario with the interval each resampling level gives: how
+    much narrower resampling candidates one by one makes it."""
+    rows = []
+    for name, pooled in pooled_by_level.items():
+        value, boots = pooled.mcc(model, scenario)
+        lo, hi = _interval(boots, level)
+        rows.append({"resampled": name, "mcc": value, "low": lo, "high": hi, "width": hi - lo})
+    return pd.DataFrame(rows).set_index("resampled")

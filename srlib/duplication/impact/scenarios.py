@@ -1,5 +1,5 @@
-"""The study's three evaluation scenarios (§III-D) as fixed, seeded k-fold splits, made once
-and shared by every model:
+"""The evaluation scenarios as fixed, seeded k-fold splits, made once and shared by every
+model. The study's three (§III-D):
 
 - **mixed**: every sample, duplicates included, in train and test (a random split of the
   raw dataset, as most evaluations do);
@@ -11,17 +11,23 @@ and shared by every model:
   of the test pool (they train), and ``duplicated_in_train`` checks that no test context has
   an exact or near duplicate in its training fold.
 
-Given each sample's repository (``groups``), a fourth scenario:
+And two grouped by where a candidate lives (stratified group k-fold), the condition a
+detector meets in use:
 
-- **repository**: test folds hold whole repositories never seen in training (stratified
-  group k-fold), CredData's own practice: a detector meeting a new codebase.
+- **file**: test folds hold whole files never seen in training (a file's candidates share
+  their surroundings);
+- **repository**: test folds hold whole repositories never seen in training, CredData's own
+  practice: a detector meeting a new codebase.
 
-Every training fold holds out ``val_share`` of itself (stratified) for validation.
+Validation is split the way the test is (``_validation``): grouped by the same unit where
+the test is grouped, drawn from the unique pool (so duplicate-free against the rows that
+fit) where the test is, at random otherwise — early stopping and tuning then favour what the
+test rewards, not memory of the training rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,7 +37,9 @@ from srlib.duplication.data.contexts import Context
 from srlib.duplication.dedup.neardup import Fingerprint, near_pairs
 from srlib.duplication.dedup.partition import fingerprints
 
-SCENARIOS = ("mixed", "near-duplicate", "unique", "repository")
+SCENARIOS = ("mixed", "near-duplicate", "unique", "file", "repository")
+GROUPED = ("file", "repository")
+"""The scenarios whose folds hold whole groups: each needs every sample's group."""
 ROLES = ("train", "val", "test")
 
 
@@ -119,27 +127,28 @@ def make_folds(
     seed: int = 0,
     method: str = "lsh",
     check: bool = True,
-    groups: Sequence[str] | None = None,
+    groups: Mapping[str, Sequence[str]] | None = None,
+    scenarios: Sequence[str] = SCENARIOS[:3],
 ) -> pd.DataFrame:
-    """The folds of every scenario: one row per (scenario, fold, sample) with its ``role``
-    (train / val / test); with ``groups`` (each sample's repository) the repository
-    scenario too. With ``check``, the unique scenario is verified leak-free
-    (``LeakingSplit`` otherwise)."""
+    """The folds of ``scenarios``: one row per (scenario, fold, sample) with its ``role``
+    (train / val / test). A grouped scenario needs ``groups[scenario]``, each sample's file
+    or repository. With ``check``, the unique scenario is verified leak-free, validation
+    rows included (``LeakingSplit`` otherwise)."""
     y = np.asarray(labels, dtype=bool)
     n = len(y)
     if len(parts) != n or len(contexts) != n:
         raise ValueError(f"{n} labels, {len(parts)} partition rows, {len(contexts)} contexts")
-    dedup = np.flatnonzero(parts.dedup.to_numpy())
-    pool = unique_test_pool(contexts, parts, languages, method)
-    plans = {
-        "mixed": (np.arange(n), np.zeros(0, int)),
-        "near-duplicate": (dedup, np.zeros(0, int)),
-        "unique": (pool, np.setdiff1d(np.arange(n), pool)),
-    }
+    unknown = [s for s in scenarios if s not in SCENARIOS]
+    if unknown:
+        raise ValueError(f"unknown scenario(s) {unknown}; choose from {SCENARIOS}")
+    if not 0 < val_share < 0.5:
+        raise ValueError(f"val_share must lie in (0, 0.5), got {val_share}")
     frames = []
-    if groups is not None:
-        frames += _repository_folds(y, np.asarray(groups, dtype=object), k, val_share, seed)
-    for scenario, (testable, train_only) in plans.items():
+    for scenario in scenarios:
+        if scenario in GROUPED:
+            frames += _grouped_folds(scenario, y, _groups(groups, scenario, n), k, val_share, seed)
+            continue
+        testable, train_only = _plan(scenario, n, parts, contexts, languages, method)
         counts = np.bincount(y[testable].astype(int), minlength=2)
         if counts.min() < k:
             raise ValueError(
@@ -148,46 +157,84 @@ def make_folds(
             )
         folds = StratifiedKFold(k, shuffle=True, random_state=seed)
         for fold, (tr, te) in enumerate(folds.split(testable, y[testable])):
-            train = np.concatenate([testable[tr], train_only])
-            fit, val = train_test_split(
-                train, test_size=val_share, stratify=y[train], random_state=seed + fold
-            )
-            test = testable[te]
+            rest, test = testable[tr], testable[te]
+            if scenario == "unique":  # validation from the pool, like the test
+                pool_fit, val = _split(rest, y, val_share, seed + fold)
+                fit = np.concatenate([pool_fit, train_only])
+            else:
+                fit, val = _split(np.concatenate([rest, train_only]), y, val_share, seed + fold)
             if check and scenario == "unique":
-                exact, near = duplicated_in_train(contexts, test, fit, languages, method)
-                if exact.any() or near.any():
-                    raise LeakingSplit(
-                        f"unique fold {fold}: {int(exact.sum())} test contexts with an exact "
-                        f"and {int(near.sum())} with a near duplicate in training"
-                    )
-            for role, idx in (("train", fit), ("val", val), ("test", test)):
-                frames.append(
-                    pd.DataFrame({"scenario": scenario, "fold": fold, "sample": idx, "role": role})
-                )
-    order = {name: i for i, name in enumerate(SCENARIOS)}
-    out = pd.concat(frames, ignore_index=True)
-    return out.sort_values("scenario", key=lambda c: c.map(order), kind="stable").reset_index(
-        drop=True
-    )
+                for role, rows in (("test", test), ("validation", val)):
+                    exact, near = duplicated_in_train(contexts, rows, fit, languages, method)
+                    if exact.any() or near.any():
+                        raise LeakingSplit(
+                            f"unique fold {fold}: {int(exact.sum())} {role} contexts with an "
+                            f"exact and {int(near.sum())} with a near duplicate in training"
+                        )
+            frames += _frames(scenario, fold, fit, val, test)
+    return pd.concat(frames, ignore_index=True)
 
 
-def _repository_folds(y, groups, k: int, val_share: float, seed: int) -> list[pd.DataFrame]:
-    """The repository scenario: stratified group k-fold, no repository on both sides."""
-    if len(groups) != len(y):
-        raise ValueError(f"{len(groups)} repositories for {len(y)} samples")
+def _plan(scenario, n, parts, contexts, languages, method) -> tuple[np.ndarray, np.ndarray]:
+    """An ungrouped scenario's testable samples and the samples that only ever train."""
+    if scenario == "mixed":
+        return np.arange(n), np.zeros(0, int)
+    if scenario == "near-duplicate":
+        return np.flatnonzero(parts.dedup.to_numpy()), np.zeros(0, int)
+    pool = unique_test_pool(contexts, parts, languages, method)
+    return pool, np.setdiff1d(np.arange(n), pool)
+
+
+def _split(rows: np.ndarray, y: np.ndarray, share: float, seed: int):
+    """(fit, validation): a stratified random ``share`` of ``rows`` held out."""
+    return train_test_split(rows, test_size=share, stratify=y[rows], random_state=seed)
+
+
+def _groups(groups, scenario: str, n: int) -> np.ndarray:
+    """Each sample's group for a grouped scenario, checked: one per sample, none empty."""
+    if not groups or scenario not in groups:
+        raise ValueError(f"{scenario}: the scenario needs each sample's {scenario}")
+    g = np.asarray(groups[scenario], dtype=object)
+    if len(g) != n:
+        raise ValueError(f"{scenario}: {len(g)} groups for {n} samples")
+    empty = int(sum(not x for x in g))
+    if empty:
+        raise ValueError(f"{scenario}: {empty} of {n} samples name no {scenario}")
+    return g
+
+
+def _grouped_folds(scenario: str, y, groups, k: int, val_share: float, seed: int) -> list:
+    """Stratified group k-fold, no group on both sides; validation grouped the same way,
+    from the training fold's groups alone."""
     if len(set(groups)) < k:
-        raise ValueError(f"repository: {len(set(groups))} repositories cannot make {k} folds")
+        raise ValueError(f"{scenario}: {len(set(groups))} groups cannot make {k} folds")
     folds = StratifiedGroupKFold(k, shuffle=True, random_state=seed)
     frames = []
     for fold, (train, test) in enumerate(folds.split(np.zeros(len(y)), y, groups)):
-        fit, val = train_test_split(
-            train, test_size=val_share, stratify=y[train], random_state=seed + fold
-        )
-        for role, idx in (("train", fit), ("val", val), ("test", test)):
-            frames.append(
-                pd.DataFrame({"scenario": "repository", "fold": fold, "sample": idx, "role": role})
-            )
+        fit, val = grouped_validation(train, y, groups, val_share, seed + fold)
+        frames += _frames(scenario, fold, fit, val, test)
     return frames
+
+
+def grouped_validation(
+    rows: np.ndarray, y: np.ndarray, groups: np.ndarray, share: float, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """(fit, validation) of ``rows`` with whole groups held out for validation — about
+    ``share`` of them (stratified group split) — so no validation group also fits."""
+    g = groups[rows]
+    splits = max(2, min(round(1 / share), len(set(g))))
+    if len(set(g)) < 2:
+        raise ValueError(f"{len(set(g))} group(s) in a training fold: none left to validate on")
+    split = StratifiedGroupKFold(splits, shuffle=True, random_state=seed)
+    fit, val = next(split.split(np.zeros(len(rows)), y[rows], g))
+    return rows[fit], rows[val]
+
+
+def _frames(scenario: str, fold: int, fit, val, test) -> list[pd.DataFrame]:
+    return [
+        pd.DataFrame({"scenario": scenario, "fold": fold, "sample": idx, "role": role})
+        for role, idx in (("train", fit), ("val", val), ("test", test))
+    ]
 
 
 def fold_indices(folds: pd.DataFrame, scenario: str, fold: int) -> dict[str, np.ndarray]:

@@ -1,12 +1,13 @@
 """The duplication-impact study (Soltaniani & Ghafari 2026, §III–IV): every detector family on
-every fold of the three scenarios, P/R/F1/MCC per fold, summaries in the shape of the study's
-Tables IV–VI, paired t-tests across folds and the relative MCC drop from Mixed to Unique.
+every fold of every scenario (the study's three and the file- and repository-grouped ones),
+P/R/F1/MCC per fold and summaries in the shape of the study's Tables IV–VI; the inference
+(cluster-resampled intervals, drops net of composition) is in ``drops``.
 
 ``run_study`` writes each fold's result to ``out_dir/results/`` as soon as it is done and the
 folds to ``out_dir/folds.parquet`` once, so an interrupted run resumes where it stopped and
-every model sees the same folds. Random Forest hyper-parameters are searched once per
-scenario (on fold 0) by default and reused on its other folds (``rf_tune="every fold"``
-searches on each)."""
+every model sees the same folds. Random Forest hyper-parameters are searched on each fold's
+own validation rows: a search on one fold's validation rows would tune on test rows of the
+other folds."""
 
 from __future__ import annotations
 
@@ -14,16 +15,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.metrics import f1_score, matthews_corrcoef, precision_score, recall_score
 from tqdm import tqdm
 
-from srlib.detection.metrics import holm
 from srlib.duplication.data.secretdata import SecretRecord
 from srlib.duplication.dedup.partition import partition
 from srlib.duplication.impact.budget import budget_table, equal_steps, largest_training_fold
@@ -54,13 +52,13 @@ class StudyConfig:
     """The study's settings; each field says what it changes."""
 
     models: tuple[str, ...] = MODELS
-    scenarios: tuple[str, ...] = SCENARIOS[:3]  # add "repository" where records name theirs
+    scenarios: tuple[str, ...] = SCENARIOS  # grouped ones need records naming repo and file
     k: int = 5  # folds per scenario
-    val_share: float = 0.1  # of each training fold, for tuning and early stopping
+    val_share: float = 0.1  # of each training fold (split like its test), for tuning and
+    # early stopping
     seed: int = 0
     rf_maxiter: int = 1  # differential-evolution generations after the first (budget)
     rf_popsize: int = 2  # DE population per parameter (budget)
-    rf_tune: str = "once"  # "once" per scenario (fold 0) or "every fold"
     rf_max_trees: int = 300  # the search's upper bound on the number of trees
     rf_max_share: float = 0.5  # its upper bound on the share of features tried per split
     rf_max_tfidf: int = 4000  # character n-gram features (the most frequent)
@@ -108,7 +106,6 @@ PROFILES = {
     "gpu": StudyConfig(
         rf_maxiter=10,
         rf_popsize=5,
-        rf_tune="every fold",
         lstm_units=128,
         lstm_epochs=10,
         encoder="microsoft/graphcodebert-base",
@@ -133,6 +130,8 @@ class Prepared:
     parts: pd.DataFrame
     data: Dataset
     folds: pd.DataFrame
+    repos: list[str]  # each record's repository, the grouped scenario's and resampling's unit
+    files: list[str]  # each record's file within it (``file_key``)
 
 
 def prepare(
@@ -143,13 +142,14 @@ def prepare(
     progress: bool = False,
 ) -> Prepared:
     """Contexts, the exact / near / unique partition, masked inputs and the scenarios'
-    folds of ``records`` (the unique scenario checked leak-free; the repository scenario
-    from each record's ``repo`` when the config asks for it)."""
+    folds of ``records`` (the unique scenario checked leak-free; the grouped scenarios from
+    each record's ``repo`` and ``file``)."""
     contexts = [r.context(window) for r in records]
     languages = [r.language for r in records]
     parts = partition(contexts, languages, method=method, progress=progress)
     data = dataset(records, window)
-    groups = [r.repo for r in records] if "repository" in config.scenarios else None
+    repos, files = [r.repo for r in records], [file_key(r) for r in records]
+    groups = {"file": files, "repository": repos}
     folds = make_folds(
         data.labels,
         parts,
@@ -160,8 +160,15 @@ def prepare(
         config.seed,
         method,
         groups=groups,
+        scenarios=config.scenarios,
     )
-    return Prepared(contexts, languages, parts, data, folds)
+    return Prepared(contexts, languages, parts, data, folds, repos, files)
+
+
+def file_key(record: SecretRecord) -> str:
+    """The file-grouped scenario's unit: the record's file within its repository ("" where
+    the record names no file, which the scenario refuses)."""
+    return f"{record.repo}/{record.file}" if record.file else ""
 
 
 def _slug(text: str) -> str:
@@ -174,7 +181,7 @@ def budgets(config: StudyConfig, folds: pd.DataFrame, cache_dir: Path) -> pd.Dat
     return budget_table(detectors, largest_training_fold(folds))
 
 
-def make_detector(name: str, config: StudyConfig, cache_dir: Path, params: dict | None = None):
+def make_detector(name: str, config: StudyConfig, cache_dir: Path):
     """A fresh detector of family ``name`` with the configuration's settings."""
     seed = config.seed
     if name == "flag everything":
@@ -188,7 +195,6 @@ def make_detector(name: str, config: StudyConfig, cache_dir: Path, params: dict 
             config.rf_maxiter,
             config.rf_popsize,
             seed=seed,
-            params=params,
             max_trees=config.rf_max_trees,
             max_share=config.rf_max_share,
             max_tfidf=config.rf_max_tfidf,
@@ -270,27 +276,16 @@ def run_study(
         if file.is_file():
             continue
         idx = fold_indices(folds, scenario, fold)
-        params = _rf_params(out, scenario, fold, config) if model == "Random Forest" else None
-        detector = make_detector(model, config, cache, params)
+        detector = make_detector(model, config, cache)
         if hasattr(detector, "steps"):
             detector.steps = equal_steps(detector, largest)
         detector.fit(data, idx["train"], idx["val"])
-        if model == "Random Forest" and params is None and config.rf_tune == "once":
-            write_json(out / f"rf-params--{scenario}.json", detector.params)
         predicted = detector.predict(data, idx["test"])
         record = {"model": model, "scenario": scenario, "fold": int(fold)}
         record |= fold_metrics(data.labels[idx["test"]], predicted)
         record |= {"test": idx["test"].tolist(), "predicted": predicted.astype(int).tolist()}
         write_json(file, record)
     return read_results(out, config)
-
-
-def _rf_params(out: Path, scenario: str, fold: int, config: StudyConfig) -> dict | None:
-    """The hyper-parameters DE found on fold 0 of ``scenario`` (tuning once), else None."""
-    file = out / f"rf-params--{scenario}.json"
-    if config.rf_tune == "once" and fold != 0 and file.is_file():
-        return json.loads(file.read_text())
-    return None
 
 
 def read_results(out_dir: str | Path, config: StudyConfig | None = None) -> pd.DataFrame:
@@ -313,58 +308,6 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     )
     order = [s for s in SCENARIOS if s in wide.index.get_level_values(0)]
     return wide.reindex(order, level=0)[list(METRICS)]
-
-
-def t_tests(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
-    """Tests across folds, each of the design it fits: between models within a scenario the
-    test folds are the same samples, so paired (``ttest_rel``); between scenarios within a
-    model they are different samples, so Welch's t-test for independent samples
-    (``ttest_ind``, unequal variances). Mean difference, p-value, and the p-value adjusted
-    by Holm within each family (all between-model tests; all between-scenario tests)."""
-    m = results[results.metric == metric]
-    rows = []
-    for within, across, family, paired in (
-        ("scenario", "model", "between models (paired)", True),
-        ("model", "scenario", "between scenarios (Welch)", False),
-    ):
-        for name, g in m.groupby(within, sort=False):
-            table = g.pivot_table(index="fold", columns=across, values="value")
-            for a, b in combinations(table.columns, 2):
-                if paired:
-                    pair = table[[a, b]].dropna()
-                    x, y = pair[a], pair[b]
-                else:
-                    x, y = table[a].dropna(), table[b].dropna()
-                if min(len(x), len(y)) < 2:
-                    continue
-                test = stats.ttest_rel(x, y) if paired else stats.ttest_ind(x, y, equal_var=False)
-                rows.append(
-                    {
-                        "family": family,
-                        "within": f"{within}: {name}",
-                        "a": a,
-                        "b": b,
-                        f"mean {metric} a − b": float(x.mean() - y.mean()),
-                        "p": float(test.pvalue),
-                        "folds": int(min(len(x), len(y))),
-                    }
-                )
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
-    out["p (Holm)"] = np.nan  # a test with no p-value (constant folds) is not in the family
-    for _, g in out[out.p.notna()].groupby("family"):
-        out.loc[g.index, "p (Holm)"] = holm(g.p)
-    return out
-
-
-def mcc_drop(results: pd.DataFrame, start: str = "mixed", end: str = "unique") -> pd.DataFrame:
-    """Per model: mean MCC in ``start`` and ``end`` and the relative drop (the study reports
-    RF 0.89 → 0.65, LSTM 0.92 → 0.77, GraphCodeBERT 0.97 → 0.90)."""
-    m = results[results.metric == "mcc"].groupby(["model", "scenario"]).value.mean().unstack()
-    out = pd.DataFrame({start: m.get(start), end: m.get(end)})
-    out["relative drop"] = (out[start] - out[end]) / out[start]
-    return out
 
 
 def languages_table(languages: Sequence[str], parts: pd.DataFrame) -> pd.DataFrame:

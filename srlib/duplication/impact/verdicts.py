@@ -1,23 +1,16 @@
-"""The duplication-impact chapter's verdict sentences, each from the table it judges: does
-the study's ordering (Mixed > Near-duplicate > Unique) hold per model, how each model's drop
-compares with the study's, whether Random Forest drops most, and what the tests between
-Mixed and Unique say. Orderings and comparisons are read from intervals, never from point
-estimates alone."""
+"""The duplication-impact chapter's verdict sentences, each from the table it judges
+(``drops.step_table``, ``drops.against_reference``, ``drops.net_differences``, with
+``p (Holm)`` and ``family-wise`` from ``drops.family``): memorisation net of composition, the
+study's ordering beside the references', grouped inflation random → file → repository, the
+landing page's sentence and the closing paragraph. A finding is stated only where its
+family-wise test says so; otherwise the sentence says there is no evidence — a result."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-REFERENCES = ("flag everything", "shape rule", "context only")
-"""The references (``duplication.impact.references``): reported in the tables, never judged as a
-detector."""
-
-
-def scenario_means(results: pd.DataFrame, metric: str = "mcc") -> pd.DataFrame:
-    """Mean ``metric`` over folds, one row per model and a column per scenario."""
-    m = results[results.metric == metric]
-    return m.groupby(["model", "scenario"]).value.mean().unstack()
-
+from srlib.detection.verdicts import direction
+from srlib.duplication.impact.drops import REFERENCES
 
 STUDY_NAMES = {
     "Random Forest": "Random Forest",
@@ -26,155 +19,250 @@ STUDY_NAMES = {
     "Encoder (fine-tuned)": "GraphCodeBERT",
 }
 """Each family here → its counterpart in the study's tables."""
+FAMILY = "family-wise, Holm"
+STUDY = "study's drop"
+"""The drop as the study reads it: start on its candidates − end on its own."""
 
 
-def _step(row: pd.Series) -> str:
-    return f"{row['drop']:+.2f} [{row['drop low']:+.2f}, {row['drop high']:+.2f}]"
+def _ci(value: float, low: float, high: float, sign: str = "+") -> str:
+    return f"{value:{sign}.2f} [{low:{sign}.2f}, {high:{sign}.2f}]"
 
 
-def ordering(first: pd.DataFrame, second: pd.DataFrame) -> list[str]:
-    """Per model (trivial references left out): does the study's ordering Mixed > Near-duplicate
-    > Unique hold, judged on the intervals of both steps (``drops.mcc_drop_intervals`` Mixed →
-    Near-duplicate as ``first``, Near-duplicate → Unique as ``second``): "holds" when both
-    drops' intervals lie above 0, "is reversed" when either lies below 0, else no evidence."""
+def _side(row: pd.Series, low: str, high: str) -> str:
+    """ "better" / "worse" where the family-wise test holds (its interval's side), else
+    "no evidence"."""
+    if row.get("family-wise") != "yes":
+        return "no evidence"
+    return direction(row[low], row[high])
+
+
+def _trained(table: pd.DataFrame) -> pd.DataFrame:
+    return table.drop(index=list(REFERENCES), level="model", errors="ignore")
+
+
+def _row(table: pd.DataFrame, model: str, step: str) -> pd.Series | None:
+    return table.loc[(model, step)] if (model, step) in table.index else None
+
+
+def memorisation(steps: pd.DataFrame, step: str = "mixed → unique") -> list[str]:
+    """Per trained model: the study's drop over ``step`` split into composition and the net
+    drop, and whether the net drop exceeds the no-training reference's (zero) family-wise."""
+    ref = _row(steps, "shape rule", step)
+    said = {
+        "better": "a drop beyond the no-training reference's: memorisation",
+        "worse": "a rise beyond the no-training reference's",
+        "no evidence": "no evidence of memorisation beyond composition",
+    }
     out = []
-    for model in first.index.drop(list(REFERENCES), errors="ignore"):
-        if model not in second.index:
+    for (model, name), r in _trained(steps).iterrows():
+        if name != step:
             continue
-        one, two = first.loc[model], second.loc[model]
-        if one["drop low"] > 0 and two["drop low"] > 0:
-            verdict = "the study's ordering Mixed > Near > Unique holds (both drops above 0)"
-        elif one["drop high"] < 0 or two["drop high"] < 0:
-            verdict = "the study's ordering is reversed (a step's MCC rises beyond its interval)"
-        else:
-            verdict = (
-                "no evidence for the study's full ordering Mixed > Near > Unique "
-                "(a step's interval includes 0)"
+        text = (
+            f"{model}, {step}: the study's drop {_ci(*_three(r, STUDY))} "
+            f"MCC = composition {_ci(*_three(r, 'composition'))} + net drop "
+            f"{_ci(*_three(r, 'net drop'))}"
+        )
+        if ref is not None:
+            text += (
+                f" (the shape rule, which learns nothing: study's drop "
+                f"{ref[STUDY]:+.2f}, all of it composition)"
             )
+        out.append(f"{text}: {said[_side(r, 'beyond low', 'beyond high')]} ({FAMILY}).")
+    return out
+
+
+def _three(row: pd.Series, name: str) -> tuple[float, float, float]:
+    return row[name], row[f"{name} low"], row[f"{name} high"]
+
+
+def ordering(steps: pd.DataFrame) -> list[str]:
+    """Per trained model: does the study's ordering Mixed > Near-duplicate > Unique hold net
+    of composition (both net steps above zero family-wise), and does it hold as the study
+    reads it (raw drops) — for the model and for the shape rule, which learns nothing."""
+    first, second = "mixed → near-duplicate", "near-duplicate → unique"
+    ref = [_row(steps, "shape rule", s) for s in (first, second)]
+    out = []
+    for model in _trained(steps).index.get_level_values("model").unique():
+        one, two = _row(steps, model, first), _row(steps, model, second)
+        if one is None or two is None:
+            continue
+        sides = {_side(one, "beyond low", "beyond high"), _side(two, "beyond low", "beyond high")}
+        if sides == {"better"}:
+            verdict = "the ordering holds net of composition (both net drops above 0)"
+        elif "worse" in sides:
+            verdict = "the ordering is reversed net of composition (a step's MCC rises)"
+        else:
+            verdict = "no evidence for the full ordering net of composition"
+        text = (
+            f"{model}: net drops Mixed → Near {_ci(*_three(one, 'net drop'))} and Near → Unique "
+            f"{_ci(*_three(two, 'net drop'))}: {verdict} ({FAMILY}); as the study reads it, "
+            f"{_raw(one, two)}"
+        )
+        if all(r is not None for r in ref):
+            text += f", and for the shape rule, which learns nothing, {_raw(*ref)}"
+        out.append(text + ".")
+    return out
+
+
+def _raw(one: pd.Series, two: pd.Series) -> str:
+    """Whether both study's drops (composition included) lie above zero."""
+    holds = one[f"{STUDY} low"] > 0 and two[f"{STUDY} low"] > 0
+    shown = "holds" if holds else "is not shown"
+    return f"the ordering {shown} ({one[STUDY]:+.2f}, {two[STUDY]:+.2f})"
+
+
+def inflation(steps: pd.DataFrame) -> list[str]:
+    """Per trained model: how MCC falls from a random split to file- and then
+    repository-grouped splits, on the same candidates, each step judged family-wise."""
+    said = {"better": "a loss", "worse": "a gain", "no evidence": "no evidence of a change"}
+    out = []
+    for model in _trained(steps).index.get_level_values("model").unique():
+        one = _row(steps, model, "mixed → file")
+        two = _row(steps, model, "file → repository")
+        if one is None or two is None:
+            continue
+        a, b = (_side(r, "beyond low", "beyond high") for r in (one, two))
         out.append(
-            f"{model}: MCC {one['mixed']:.2f} (Mixed) → {one['near-duplicate']:.2f} (Near) → "
-            f"{two['unique']:.2f} (Unique); drops {_step(one)} and {_step(two)}: {verdict}."
+            f"{model}: MCC {one['from']:.2f} (random split) → {one['to']:.2f} (unseen files) → "
+            f"{two['to']:.2f} (unseen repositories); random → file "
+            f"{_ci(*_three(one, 'net drop'))}: {said[a]}; file → repository "
+            f"{_ci(*_three(two, 'net drop'))}: {said[b]} ({FAMILY})."
         )
     return out
 
 
-def against_study(drop: pd.DataFrame, paper: pd.DataFrame) -> list[str]:
-    """Per model with a counterpart in the study: its relative MCC drop Mixed → Unique with
-    its interval (``drops.mcc_drop_intervals``) beside the study's (``published.paper_reference``),
-    and whether the study's value lies inside the interval, above it or below it."""
+def headline(steps: pd.DataFrame, step: str = "mixed → repository") -> str:
+    """The landing page's sentence: how much a random split overstates what each trained
+    detector scores on repositories it has never seen, with its interval."""
+    rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
+    if not rows:
+        return f"The duplication study has no trained detector with a {step} step in this run."
+    parts = [f"{m} {_ci(*_three(r, 'net drop'))}" for m, r in rows]
+    over = [m for m, r in rows if _side(r, "beyond low", "beyond high") == "better"]
+    judged = (
+        f"family-wise an overstatement for {len(over)} of {len(rows)} ({', '.join(over)})"
+        if over
+        else f"no evidence of an overstatement for any of the {len(rows)}, family-wise"
+    )
+    return (
+        "Duplication study: a random split of the secret-detection data overstates what a "
+        f"detector scores on repositories it has never seen by {'; '.join(parts)} MCC "
+        f"(random − repository-grouped split, same candidates, 95% intervals resampling "
+        f"repositories and their files): {judged}."
+    )
+
+
+def against_study(steps: pd.DataFrame, paper: pd.DataFrame, step: str = "mixed → unique"):
+    """Per model with a counterpart in the study: its relative MCC drop over ``step`` as the
+    study measures it (composition included) with its interval, beside the study's."""
     out = []
     for model, study_name in STUDY_NAMES.items():
-        if model not in drop.index:
+        r = _row(steps, model, step)
+        if r is None:
             continue
-        r, theirs = drop.loc[model], paper.loc[study_name, "relative drop"]
-        if pd.isna(r["relative low"]):
+        theirs = paper.loc[study_name, "relative drop"]
+        if pd.isna(r["relative drop low"]):
             out.append(
                 f"{model}: no relative drop to compare with the study's {theirs:.0%} "
                 f"({study_name}): its Mixed MCC is not above 0 on every resample."
             )
             continue
-        here = f"{r['relative drop']:.0%} [{r['relative low']:.0%}, {r['relative high']:.0%}]"
-        if r["relative low"] <= theirs <= r["relative high"]:
-            verdict = "consistent with the study"
-        elif theirs > r["relative high"]:
-            verdict = "smaller than the study's"
-        else:
-            verdict = "larger than the study's"
-        exists = "a drop" if r["drop low"] > 0 else "no evidence of a drop"
+        lo, hi = r["relative drop low"], r["relative drop high"]
+        here = f"{r['relative drop']:.0%} [{lo:.0%}, {hi:.0%}]"
+        verdict = (
+            "consistent with the study"
+            if lo <= theirs <= hi
+            else "smaller than the study's"
+            if theirs > hi
+            else "larger than the study's"
+        )
         out.append(
-            f"{model}: relative MCC drop Mixed → Unique {here} ({exists}); the study's "
-            f"{study_name}: {theirs:.0%}, {verdict}."
+            f"{model}: relative MCC drop Mixed → Unique as the study measures it (composition "
+            f"included) {here}; the study's {study_name}: {theirs:.0%}, {verdict}."
         )
     return out
 
 
 def largest_drop(differences: pd.DataFrame, model: str = "Random Forest") -> str:
-    """Whether ``model`` drops most, as in the study, from the paired differences of its
-    relative drop minus every other model's (``drops.drop_differences``): "drops more" only
-    where the interval lies above 0."""
-    rows = differences.drop(index=list(REFERENCES), errors="ignore")
-    if rows.low.isna().all():
-        return f"No model's relative drop can be compared with {model}'s."
-    side = _sides(rows.index, rows.low, rows.high)
-    if len(side["above"]) == len(rows):
-        return (
-            f"{model} drops more than every other model (each paired interval above 0), "
-            "as in the study."
-        )
-    text = _listing(
-        side,
-        above="more than {}",
-        below="less than {}",
-        unclear="no evidence of a difference from {}",
-        undefined="no comparison with {} (a Mixed MCC not above 0)",
-    )
+    """Whether ``model``'s net drop exceeds every other trained model's (the study found
+    Random Forest dropping most), from ``drops.net_differences``, family-wise."""
+    if differences.empty:
+        return f"No other trained model to compare {model}'s net drop with."
+    side = {n: _side(r, "low", "high") for n, r in differences.iterrows()}
+    if set(side.values()) == {"better"}:
+        return f"{model}'s net drop exceeds every other model's ({FAMILY}), as in the study."
+    words = {"better": "more than", "worse": "less than", "no evidence": "no evidence against"}
+    text = "; ".join(f"{words[s]} {n}" for n, s in side.items())
     return (
-        f"{model}'s relative drop, paired with each other model's: {text}. "
+        f"{model}'s net drop Mixed → Unique, paired with each other model's ({FAMILY}): {text}. "
         "The study's finding that it drops most is not reproduced here."
     )
 
 
-def _sides(names, low, high) -> dict[str, list]:
-    """Names whose interval lies above 0, below 0, includes 0, or is undefined (NaN)."""
-    out: dict[str, list] = {"above": [], "below": [], "unclear": [], "undefined": []}
-    for name, lo, hi in zip(names, low, high, strict=True):
-        key = "undefined" if pd.isna(lo) else "above" if lo > 0 else "below" if hi < 0 else None
-        out[key or "unclear"].append(name)
-    return out
-
-
-def _listing(side: dict[str, list], **templates: str) -> str:
-    """The non-empty sides, each through its template, joined by semicolons."""
-    return "; ".join(t.format(", ".join(side[k])) for k, t in templates.items() if side[k])
-
-
 def against_references(table: pd.DataFrame, reference: str = "shape rule") -> list[str]:
-    """Per trained model: in which scenarios it beats ``reference`` (``drops.against_reference``:
-    the paired interval of its MCC minus the reference's above 0), falls below it, or shows no
-    evidence of a difference."""
+    """Per trained model: the scenarios in which it beats ``reference`` family-wise, falls
+    below it, or shows no evidence of a difference (``drops.against_reference``)."""
     out = []
-    for model, g in table.drop(index=list(REFERENCES), level="model", errors="ignore").groupby(
-        level="model", sort=False
-    ):
-        side = _sides(g.index.get_level_values("scenario"), g.low, g.high)
-        if len(side["above"]) == len(g):
-            out.append(f"{model} beats the {reference} in every scenario (paired intervals).")
+    for model, g in _trained(table).groupby(level="model", sort=False):
+        side: dict[str, list[str]] = {"better": [], "worse": [], "no evidence": []}
+        for (_, scenario), r in g.iterrows():
+            side[_side(r, "low", "high")].append(scenario)
+        if len(side["better"]) == len(g):
+            out.append(f"{model} beats the {reference} in every scenario ({FAMILY}).")
             continue
-        text = _listing(
-            side,
-            above="beats it in {}",
-            below="falls below it in {}",
-            unclear="no evidence of a difference in {}",
-            undefined="no interval in {}",
-        )
-        out.append(f"{model} against the {reference}: {text}.")
+        words = {
+            "better": "beats it in",
+            "worse": "falls below it in",
+            "no evidence": "no evidence of a difference in",
+        }
+        text = "; ".join(f"{words[k]} {', '.join(v)}" for k, v in side.items() if v)
+        out.append(f"{model} against the {reference} ({FAMILY}): {text}.")
     return out
 
 
-def mixed_vs_unique(tests: pd.DataFrame, alpha: float = 0.05) -> list[str]:
-    """The Mixed-vs-Unique test of each model (``study.t_tests`` rows: Welch's test, the
-    folds being different samples; Holm-adjusted over every between-scenario test), as
-    sentences that say whether the difference is significant at ``alpha``."""
-    rows = tests[tests.within.str.startswith("model:")]
-    pair = ((rows.a == "mixed") & (rows.b == "unique")) | (
-        (rows.a == "unique") & (rows.b == "mixed")
+def closing(steps: pd.DataFrame, family_size: int) -> str:
+    """The chapter's closing paragraph: how much of the study's drop is memorisation and how
+    much composition, and what a grouped split changes, counted from the family-wise tests."""
+
+    def judged(step: str) -> tuple[list[str], list[str]]:
+        rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
+        return [m for m, _ in rows], [
+            m for m, r in rows if _side(r, "beyond low", "beyond high") == "better"
+        ]
+
+    models, memorised = judged("mixed → unique")
+    _, repo = judged("mixed → repository")
+    if not models:
+        return "This run has no trained detector with Mixed and Unique results to judge."
+    shape = _row(steps, "shape rule", "mixed → unique")
+    text = [
+        f"Of {len(models)} trained detectors, {len(memorised)} "
+        f"({', '.join(memorised) or 'none'}) lose MCC from Mixed to Unique beyond what a rule "
+        "that learns nothing loses"
+    ]
+    if shape is not None:
+        pool = {"better": "harder", "worse": "easier"}.get(
+            direction(shape[f"{STUDY} low"], shape[f"{STUDY} high"]),
+            "no harder or easier beyond its interval",
+        )
+        text.append(
+            f"; that rule's own drop as the study reads it, {_ci(*_three(shape, STUDY))}, is "
+            f"composition alone: the unique pool is {pool} for a detector whatever it learnt"
+        )
+    text.append(
+        f". Against unseen repositories, {len(repo)} of {len(models)} "
+        f"({', '.join(repo) or 'none'}) score lower than a random split says, on the same "
+        f"candidates. Each finding is one of {family_size} tests read family-wise (Holm), "
+        "with intervals that resample repositories and the files within them."
     )
-    out = []
-    for _, r in rows[pair].iterrows():
-        name = r.within.split(": ", 1)[1]
-        if name in REFERENCES:
-            continue
-        if pd.isna(r.p):
-            out.append(
-                f"{name}: mixed vs unique, no test: its MCC is the same on every fold of "
-                "both scenarios (no variance to test against)."
-            )
-            continue
-        verdict = (
-            "a difference beyond chance" if r["p (Holm)"] < alpha else "no evidence of a difference"
-        )
-        out.append(
-            f"{name}: mixed vs unique, Welch's t-test over {r.folds} folds each, "
-            f"p = {r.p:.3g} (Holm-adjusted {r['p (Holm)']:.3g}): {verdict} at {alpha:g}."
-        )
-    return out
+    return "".join(text)
+
+
+def mcc_wide(table: pd.DataFrame, order: tuple[str, ...]) -> pd.DataFrame:
+    """``drops.mcc_table`` as model × scenario cells "MCC [low, high]", references first."""
+    cells = {
+        key: f"{r['mcc']:.2f} [{r['low']:.2f}, {r['high']:.2f}]" for key, r in table.iterrows()
+    }
+    frame = pd.Series(cells).unstack()
+    models = [m for m in (*REFERENCES, *frame.index) if m in frame.index]
+    return frame.loc[list(dict.fromkeys(models)), [s for s in order if s in frame.columns]]
