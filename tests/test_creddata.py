@@ -3,6 +3,7 @@ tests/data/creddata-native), every row left out counted by reason."""
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from srlib.duplication.data.creddata import load_contexts, load_creddata
@@ -63,3 +64,43 @@ def test_bare_cr_ends_a_line_as_creddata_counts_them_and_the_source_name_reaches
     assert (record.repo, record.file) == ("o/r", "f1")
     with pytest.raises(InputError, match="not a CredData checkout"):
         load_source(tmp_path / "data", "creddata")
+
+
+def _native_checkout(root: Path, records: list) -> None:
+    """``records`` written back in CredData's own layout: one file per record, one meta row."""
+    from srlib.codetext import line_starts
+
+    (root / "meta").mkdir(parents=True)
+    rows = ["Id,FileID,RepoName,FilePath,LineStart,LineEnd,GroundTruth,ValueStart,ValueEnd"]
+    for k, r in enumerate(records):
+        starts = line_starts(r.text)
+        line = max(i for i, s in enumerate(starts) if s <= r.start)
+        path = Path("data") / "r1" / "src" / f"f{k}.txt"
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(r.text.encode())
+        column = r.start - starts[line]
+        label = "T" if r.label else "F"
+        rows.append(
+            f"{k},f{k},{r.repo},{path},{line + 1},{line + 1},{label},{column},"
+            f"{column + r.end - r.start}"
+        )
+    (root / "meta" / "r1.csv").write_text("\n".join(rows) + "\n")
+
+
+def test_a_native_checkout_gets_the_repository_table_from_the_command_line(tmp_path, capsys):
+    from srlib.cli import main
+    from srlib.duplication.data.secretdata import sample
+
+    records = sample(load_contexts(), 400, seed=2)
+    _native_checkout(tmp_path / "CredData", records)
+    args = ["dedup", "evaluate", str(tmp_path / "CredData"), "--format", "creddata"]
+    args += ["--scenarios", "mixed", "repository", "--profile", "quick", "--boot", "200"]
+    args += ["--models", "flag everything", "shape rule", "context only", "--out"]
+    assert main([*args, str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    first = out[out.index("repository\n") - 200 :]
+    assert "shape rule" in first and "net drop mixed → repository" in out
+    assert "+0.00 [+0.00, +0.00]" in out  # the rule's net drop: it learns nothing
+    steps = pd.read_csv(tmp_path / "out" / "steps.csv")
+    assert set(steps.step) == {"mixed → repository"}
+    assert set(steps.model) == {"flag everything", "shape rule", "context only"}
