@@ -47,7 +47,7 @@ class ClusterBootstrap:
         repo_names, self.repo_of_file = np.unique(repo_of_file, return_inverse=True)
         self.level, self.n_boot, self.seed = level, n_boot, seed
         self.n, self.n_files, self.n_repos = n, len(file_names), len(repo_names)
-        self.weights = self._draw(np.random.default_rng(seed))
+        self.weights = self._draw(np.random.default_rng(seed)).astype(float)  # one conversion
 
     def _draw(self, rng: np.random.Generator) -> np.ndarray:
         """(n_boot, candidates) weights: how often each candidate is in each resample."""
