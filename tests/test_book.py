@@ -220,9 +220,13 @@ def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(qu
     testbed chapter beside the benchmarks chapter, training and scoring their own testbed
     afresh (base, reference, leaked and null-control runs) in a kernel, on the first build's
     corpus and variants (``quickbook.seed_untrained``): the same tables."""
+    from srlib.book.digests import collect, compare
+
     root_two, _, _, alone = quick_book
     assert sorted(out.name for out in alone) == ["03-testbed.ipynb", "04-detection.ipynb"]
     for out in alone:
+        parted = compare(collect([out]), collect([root_two / book.EXECUTED / out.name]))
+        assert not parted, f"{out.name}: the builds' digests part at " + "; ".join(parted)
         theirs = _tables(root_two / book.EXECUTED / out.name)
         assert theirs and _tables(out) == theirs, out.name
 
