@@ -19,7 +19,7 @@ detector meets in use:
 - **repository**: test folds hold whole repositories never seen in training, CredData's own
   practice: a detector meeting a new codebase.
 
-Validation is split the way the test is (``_validation``): grouped by the same unit where
+Validation is split the way the test is (``grouped_validation``): grouped by the same unit where
 the test is grouped, drawn from the unique pool (so duplicate-free against the rows that
 fit) where the test is, at random otherwise — early stopping and tuning then favour what the
 test rewards, not memory of the training rows.

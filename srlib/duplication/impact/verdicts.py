@@ -241,13 +241,15 @@ def closing(steps: pd.DataFrame, family_size: int) -> str:
         "that learns nothing loses"
     ]
     if shape is not None:
-        pool = {"better": "harder", "worse": "easier"}.get(
-            direction(shape[f"{STUDY} low"], shape[f"{STUDY} high"]),
-            "no harder or easier beyond its interval",
+        pool = {
+            "better": "the unique pool is harder for it",
+            "worse": "the unique pool is easier for it",
+        }.get(
+            direction(shape[f"{STUDY} low"], shape[f"{STUDY} high"]), "not shown to differ from 0"
         )
         text.append(
             f"; that rule's own drop as the study reads it, {_ci(*_three(shape, STUDY))}, is "
-            f"composition alone: the unique pool is {pool} for a detector whatever it learnt"
+            f"composition alone ({pool})"
         )
     text.append(
         f". Against unseen repositories, {len(repo)} of {len(models)} "
