@@ -54,8 +54,7 @@ class StudyConfig:
     models: tuple[str, ...] = MODELS
     scenarios: tuple[str, ...] = SCENARIOS  # grouped ones need records naming repo and file
     k: int = 5  # folds per scenario
-    val_share: float = 0.1  # of each training fold (split like its test), for tuning and
-    # early stopping
+    val_share: float = 0.1  # of each training fold, split like its test: tuning, early stop
     seed: int = 0
     rf_maxiter: int = 1  # differential-evolution generations after the first (budget)
     rf_popsize: int = 2  # DE population per parameter (budget)
