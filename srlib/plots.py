@@ -251,7 +251,10 @@ def mcc_by_scenario(mcc: pd.DataFrame, order: Sequence[str]) -> plt.Figure:
     with its 95% interval resampling repositories and files (``drops.mcc_table``)."""
     table = mcc.reset_index()
     scenarios = [s for s in order if s in set(table.scenario)]
-    models = list(dict.fromkeys(table.model))
+    from srlib.duplication.impact.drops import REFERENCES
+
+    found = list(dict.fromkeys(table.model))
+    models = [m for m in REFERENCES if m in found] + [m for m in found if m not in REFERENCES]
     fig, ax = plt.subplots(figsize=(7.5, 4))
     width = 0.7 / max(1, len(models))
     for k, model in enumerate(models):

@@ -160,3 +160,15 @@ def test_the_landing_sentence_and_the_closing_paragraph_follow_the_family():
     assert verdicts.headline(none).endswith(
         "no evidence of an overstatement for any of the 1, family-wise."
     )
+
+
+def test_the_scenario_figure_draws_references_first_in_the_scenarios_order():
+    from srlib.duplication.impact.scenarios import SCENARIOS
+    from srlib.plots import mcc_by_scenario
+
+    rows = [(m, s, 0.5, 0.4, 0.6) for m in ("LSTM", "shape rule") for s in SCENARIOS[::-1]]
+    table = pd.DataFrame(rows, columns=["model", "scenario", "mcc", "low", "high"])
+    fig = mcc_by_scenario(table.set_index(["model", "scenario"]), SCENARIOS)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["shape rule", "LSTM"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(SCENARIOS)
