@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from srlib.errors import InputError
+
 FAMILIES = (
     "self-referential",
     "needs a reference model",
@@ -68,7 +70,7 @@ def _baseline(name: str, score: str, setting: str = "gray", cite: str = "") -> D
     return Detector(name, "threshold baseline", score, setting, cite=cite)
 
 
-_ALL = [
+_BUILT_IN = [
     _sr("SR gray", "gray_scores"),
     _sr("SR black", "black_scores", setting="black"),
     _sr("SR Min-K%", "min_k_scores"),
@@ -90,8 +92,32 @@ _ALL = [
     Detector("flag everything", "trivial reference", "", "none", threshold_free=True),
 ]
 
-DETECTORS: dict[str, Detector] = {d.name: d for d in _ALL}
-"""Name → detector, in the order tables list them."""
+DETECTORS: dict[str, Detector] = {}
+"""Name → detector, in the order tables list them: built from ``register``, the built-ins
+first (``plugins`` registers a user's detector the same way)."""
+
+
+class DetectorCollision(InputError):
+    """A detector registered under a name another detector already has."""
+
+
+def register(entry: Detector) -> Detector:
+    """Add ``entry`` to the registry (every table, contrast and verdict reads it from then on);
+    a name already taken, or a family outside ``FAMILIES``, is an error naming it."""
+    if entry.name in DETECTORS:
+        taken = DETECTORS[entry.name].family
+        raise DetectorCollision(
+            f"a detector named {entry.name!r} is already registered ({taken}); "
+            "give yours another name"
+        )
+    if entry.family not in FAMILIES:
+        raise InputError(f"{entry.name!r}: unknown family {entry.family!r}; choose from {FAMILIES}")
+    DETECTORS[entry.name] = entry
+    return entry
+
+
+for _entry in _BUILT_IN:
+    register(_entry)
 
 
 def detector(name: str) -> Detector:
@@ -112,7 +138,7 @@ def names(
     """Detector names, in registry order, with the given properties."""
     return [
         d.name
-        for d in _ALL
+        for d in DETECTORS.values()
         if (family is None or d.family == family)
         and (deployable is None or d.deployable == deployable)
         and (threshold_free is None or d.threshold_free == threshold_free)
@@ -121,7 +147,7 @@ def names(
 
 def table() -> pd.DataFrame:
     """The registry as a table (what the book shows readers)."""
-    return pd.DataFrame([d.__dict__ for d in _ALL]).set_index("name")
+    return pd.DataFrame([d.__dict__ for d in DETECTORS.values()]).set_index("name")
 
 
 def annotate(frame: pd.DataFrame, column: str = "detector") -> pd.DataFrame:
