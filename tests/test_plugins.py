@@ -9,6 +9,14 @@ import numpy as np
 import pytest
 
 from srlib.detection import plugins, registry
+from srlib.models.base import TokenScores
+
+
+def _scores(*logprobs: float) -> TokenScores:
+    """Token scores of a text whose predicted tokens have these log-probabilities."""
+    n = len(logprobs)
+    nan = np.full(n, np.nan)
+    return TokenScores([f"t{i}" for i in range(n)], np.array(logprobs, dtype=float), nan, nan)
 
 
 @pytest.fixture(autouse=True)
@@ -22,13 +30,14 @@ import math
 
 
 def rank_min_k(token_scores, text):
-    """The mean of the lowest fifth of the token log-probabilities, as ranks."""
-    lows = sorted(token_scores)[: max(1, len(token_scores) // 5)]
+    """The mean of the lowest fifth of the token log-probabilities."""
+    logprobs = sorted(token_scores.logprobs)
+    lows = logprobs[: max(1, len(logprobs) // 5)]
     return sum(lows) / len(lows)
 
 
 def fragile(token_scores, text):
-    if not token_scores:
+    if not len(token_scores.logprobs):
         raise ValueError("no tokens")
     return math.nan if text == "nan" else len(text)
 
@@ -58,10 +67,10 @@ def test_a_detector_from_a_file_outside_the_package_joins_the_registry(scores):
     assert registry.names("threshold baseline")[-1] == "Rank Min-K%"
     rule = plugins.plugin(f"{scores}:sr_rule", "SR mine", "rule")
     assert rule.entry.family == "self-referential" and rule.entry.threshold_free
-    values, failed = plugins.score_all(found, [([-1.0, -5.0, -2.0, -0.5, -3.0], "x")])
+    values, failed = plugins.score_all(found, [(_scores(-1.0, -5.0, -2.0, -0.5, -3.0), "x")])
     assert values.tolist() == [-5.0] and not failed
     flipped = plugins.Plugin(found.entry, found.function, "gray", False, found.source)
-    assert plugins.score_all(flipped, [([-1.0], "x")])[0].tolist() == [1.0]
+    assert plugins.score_all(flipped, [(_scores(-1.0), "x")])[0].tolist() == [1.0]
 
 
 def test_editing_a_detector_changes_its_source_key_and_nothing_else(scores):
@@ -75,7 +84,8 @@ def test_editing_a_detector_changes_its_source_key_and_nothing_else(scores):
 
 def test_a_score_that_raises_or_is_not_a_number_is_undecided_and_counted(scores):
     found = plugins.plugin(f"{scores}:fragile", "Fragile", "gray")
-    values, failed = plugins.score_all(found, [([-1.0], "abc"), ([], "x"), ([-1.0], "nan")])
+    inputs = [(_scores(-1.0), "abc"), (_scores(), "x"), (_scores(-1.0), "nan")]
+    values, failed = plugins.score_all(found, inputs)
     assert values[0] == 3.0 and math.isnan(values[1]) and math.isnan(values[2])
     assert failed == {"raised ValueError": 1, "not a finite number": 1}
     assert np.isnan(values).sum() == sum(failed.values())  # none dropped, none hidden
