@@ -20,9 +20,12 @@ def _scores(*logprobs: float) -> TokenScores:
 
 
 @pytest.fixture(autouse=True)
-def _own_registry(monkeypatch):
-    """Each test registers into a copy: the built-ins stay as they are for the others."""
-    monkeypatch.setattr(registry, "DETECTORS", dict(registry.DETECTORS))
+def _own_registry():
+    """What a test registers is gone after it (the same dict: modules hold it by name)."""
+    saved = dict(registry.DETECTORS)
+    yield
+    registry.DETECTORS.clear()
+    registry.DETECTORS.update(saved)
 
 
 SCORES = '''
@@ -32,7 +35,7 @@ import math
 def rank_min_k(token_scores, text):
     """The mean of the lowest fifth of the token log-probabilities."""
     logprobs = sorted(token_scores.logprobs)
-    lows = logprobs[: max(1, len(logprobs) // 5)]
+    lows = logprobs[: max(1, math.ceil(len(logprobs) / 5))]
     return sum(lows) / len(lows)
 
 
@@ -46,8 +49,8 @@ def two_many(token_scores, text, extra):
     return 0.0
 
 
-def sr_rule(original, variants):
-    return original > max(variants)
+def shorter(model, sample):
+    return -len(sample.text)
 '''
 
 
@@ -65,8 +68,9 @@ def test_a_detector_from_a_file_outside_the_package_joins_the_registry(scores):
     assert table.loc["Rank Min-K%", "score"] == "score_plugin_rank_min_k"
     assert list(table.index[:2]) == ["SR gray", "SR black"]  # built-ins first, as before
     assert registry.names("threshold baseline")[-1] == "Rank Min-K%"
-    rule = plugins.plugin(f"{scores}:sr_rule", "SR mine", "rule")
-    assert rule.entry.family == "self-referential" and rule.entry.threshold_free
+    assert table.loc["SR Rank Min-K%", "family"] == "self-referential"
+    assert table.loc["SR Rank Min-K%", "threshold_free"]  # the SR rule on the new score
+    assert found.scores_column == "plugin_rank_min_k_scores"
     values, failed = plugins.score_all(found, [(_scores(-1.0, -5.0, -2.0, -0.5, -3.0), "x")])
     assert values.tolist() == [-5.0] and not failed
     flipped = plugins.Plugin(found.entry, found.function, "gray", False, found.source)
@@ -75,11 +79,11 @@ def test_a_detector_from_a_file_outside_the_package_joins_the_registry(scores):
 
 def test_editing_a_detector_changes_its_source_key_and_nothing_else(scores):
     before = plugins.source_digest(plugins.load_function(f"{scores}:rank_min_k"))
-    other = plugins.source_digest(plugins.load_function(f"{scores}:sr_rule"))
-    scores.write_text(SCORES.replace("// 5", "// 4"))
+    other = plugins.source_digest(plugins.load_function(f"{scores}:shorter"))
+    scores.write_text(SCORES.replace("/ 5", "/ 4"))
     after = plugins.source_digest(plugins.load_function(f"{scores}:rank_min_k"))
     assert before != after
-    assert plugins.source_digest(plugins.load_function(f"{scores}:sr_rule")) == other
+    assert plugins.source_digest(plugins.load_function(f"{scores}:shorter")) == other
 
 
 def test_a_score_that_raises_or_is_not_a_number_is_undecided_and_counted(scores):
@@ -104,12 +108,40 @@ def test_bad_plug_ins_are_one_clear_error_each(scores, tmp_path):
         plugins.plugin(f"{scores}:two_many", "Too many", "gray")
     with pytest.raises(plugins.BadPlugin, match="unknown kind 'grey'"):
         plugins.plugin(f"{scores}:rank_min_k", "X", "grey")
-    with pytest.raises(registry.DetectorCollision, match="'Min-K%' is already registered"):
-        plugins.plugin(f"{scores}:rank_min_k", "Min-K%", "gray")
+    with pytest.raises(registry.DetectorCollision, match="'PPL' is already registered"):
+        plugins.plugin(f"{scores}:rank_min_k", "PPL", "gray")
+    assert "SR PPL" not in registry.DETECTORS  # a refused plug-in registers neither half
     plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")
-    with pytest.raises(registry.DetectorCollision, match="'Mine'"):
-        plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")
+    with pytest.raises(registry.DetectorCollision, match="'SR Mine'"):
+        plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")  # neither half registered
+    with pytest.raises(registry.DetectorCollision, match="'Min-K%'"):
+        plugins.plugin(f"{scores}:rank_min_k", "Min-K%", "gray", with_rule=False)
     broken = tmp_path / "broken.py"
     broken.write_text("import not_installed_anywhere\n")
     with pytest.raises(plugins.BadPlugin, match="ModuleNotFoundError"):
         plugins.load_function(f"{broken}:f")
+
+
+def test_detect_scores_a_plug_in_and_its_sr_rule_into_the_comparison(memorised, scores):
+    from srlib.benchmarks import load_benchmark
+    from srlib.detection.compare import long_table
+    from srlib.detection.detect import detect
+    from srlib.transforms import make_variants_many
+
+    mine = plugins.plugin(f"{scores}:rank_min_k", "Rank Min-K%", "gray")
+    fragile = plugins.plugin(f"{scores}:fragile", "Fragile", "gray", with_rule=False)
+    samples = load_benchmark("humaneval")[:4]
+    variants = make_variants_many(samples, 3, progress=False)
+    table = detect(
+        memorised, samples, variants=variants, setting="gray", progress=False,
+        plugins=[mine, fragile],
+    )  # fmt: skip
+    assert table.score_plugin_rank_min_k.notna().all()
+    assert (table.plugin_rank_min_k_scores.map(len) == table.n_variants + 1).all()
+    assert table.score_plugin_rank_min_k.tolist() == table.min_k.tolist()  # the same score
+    assert table.attrs["plugin failures"] == {"Rank Min-K%": {}, "Fragile": {}}
+    long = long_table(table.assign(leaked=[True, True, False, False]))
+    rows = long[long.detector.isin(["Rank Min-K%", "SR Rank Min-K%"])]
+    assert len(rows) == 8 and rows[rows.detector == "SR Rank Min-K%"].flag.notna().all()
+    with pytest.raises(ValueError, match=r"cannot score the plug-in\(s\) \['Rank Min-K%'\]"):
+        detect(memorised, samples, variants=variants, setting="black", plugins=[mine])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from srlib.detection.decide import self_referential
+from srlib.detection.plugins import Plugin, score_all
 from srlib.detection.scoring import (
     GRAY_SCORERS,
     NeedsFullDistribution,
@@ -36,6 +38,7 @@ def detect(
     fraction: float = 0.5,
     max_new_tokens: int = 128,
     progress: bool = True,
+    plugins: Sequence[Plugin] = (),
     **variant_options,
 ) -> pd.DataFrame:
     """One row per sample: raw and oriented baseline scores of the original, SrDetection's
@@ -55,6 +58,11 @@ def detect(
     each variant, for decisions on subsets of the variants or against a reference model;
     ``min_k_scores``, ``min_k_pp_scores`` and ``zlib_scores`` do the same for those scores
     (the self-referential rule applies to any oriented score).
+
+    ``plugins`` (``plugins.plugin``): each user detector's oriented score of the original,
+    ``score_plugin_<slug>``, and of the original and each variant, ``plugin_<slug>_scores``
+    (its SR rule's input); a sample it cannot score is NaN there, and the counts by reason
+    are in ``table.attrs["plugin failures"]`` (detector → reason → samples).
     """
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -67,11 +75,22 @@ def detect(
         for s, vs in zip(samples, variants, strict=True)
     ]
     groups = [[s, *vs] for s, vs in zip(samples, variants, strict=True)]
+    unscored = [p.entry.name for p in plugins if p.kind == "black" and setting == "gray"]
+    unscored += [p.entry.name for p in plugins if p.kind == "gray" and setting == "black"]
+    if unscored:
+        raise ValueError(f"setting {setting!r} cannot score the plug-in(s) {unscored}")
+    failures: dict[str, Counter] = {p.entry.name: Counter() for p in plugins}
     if setting in ("gray", "both"):
-        _gray(model, reference, groups, rows)
+        _gray(model, reference, groups, rows, [p for p in plugins if p.kind == "gray"], failures)
     if setting in ("black", "both"):
         _black(model, groups, rows, ngo_n, fraction, max_new_tokens)
+        for p in plugins:
+            if p.kind == "black":
+                for group, row in zip(groups, rows, strict=True):
+                    _plugin_row(p, [(model, x) for x in group], row, failures)
     table = pd.DataFrame(rows)
+    if plugins:
+        table.attrs["plugin failures"] = {k: dict(v) for k, v in failures.items()}
     for column in ("sr_gray", "sr_black"):
         if column in table:
             table[column] = table[column].astype("boolean")
@@ -83,7 +102,15 @@ def _unique_texts(items: list[str]) -> tuple[list[str], dict[str, int]]:
     return list(index), index
 
 
-def _gray(model, reference, groups, rows) -> None:
+def _plugin_row(found: Plugin, inputs: list[tuple], row: dict, failures: dict) -> None:
+    """One user detector on a sample and its variants, into ``row``; failures counted."""
+    values, failed = score_all(found, inputs)
+    failures[found.entry.name].update(failed)
+    row[found.entry.score] = values[0]
+    row[found.scores_column] = values.tolist()
+
+
+def _gray(model, reference, groups, rows, plugins=(), failures=None) -> None:
     texts, index = _unique_texts([x.text for g in groups for x in g])
     scores = model.token_logprobs(texts)
     refs = reference.token_logprobs([g[0].text for g in groups]) if reference else None
@@ -108,6 +135,8 @@ def _gray(model, reference, groups, rows) -> None:
         if refs is not None:
             sc = reference_ratio(scores[index[group[0].text]], refs[k])
             row.update(ref=sc.raw, score_ref=sc.score)
+        for p in plugins:
+            _plugin_row(p, [(scores[index[x.text]], x.text) for x in group], row, failures)
 
 
 def _try(fn, token_scores, text):

@@ -1,13 +1,16 @@
 """Bring your own detector: a researcher's score, named by one string, registered beside the
 built-in detectors through the registry's one mechanism (``registry.register``).
 
-A detector is one function of one of three kinds:
+A detector is one score function of one of two kinds:
 
 - ``"gray"``: ``(token_scores, text) -> float`` — the model's token log-probabilities of a
   text (``models.base.TokenScores``) and the text itself;
-- ``"black"``: ``(model, sample) -> float`` — a ``LanguageModel`` and a benchmark sample;
-- ``"rule"``: ``(original, variants) -> bool`` — a threshold-free decision from the
-  original's score and its variants' scores.
+- ``"black"``: ``(model, sample) -> float`` — a ``LanguageModel`` and a benchmark sample.
+
+Each registers twice: the score as a threshold baseline (``name``, read on the original) and
+the self-referential rule on it (``SR <name>``: the original scores higher than every
+variant), so a new score gets SrDetection's comparison of itself for free. ``detect``
+scores both on every sample and variant (``detect(..., plugins=[...])``).
 
 ``load_function`` imports it from ``"package.module:function"`` or ``"path/to/file.py:function"``;
 ``plugin`` checks its signature, keys it by its source code (editing it changes
@@ -31,14 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
+from srlib.detection import registry
 from srlib.detection.registry import Detector, register
 from srlib.errors import InputError
 
-KINDS = {
-    "gray": ("token_scores", "text"),
-    "black": ("model", "sample"),
-    "rule": ("original", "variants"),
-}
+KINDS = {"gray": ("token_scores", "text"), "black": ("model", "sample")}
 """Each kind's arguments, in order."""
 
 
@@ -48,13 +48,25 @@ class BadPlugin(InputError):
 
 @dataclass(frozen=True)
 class Plugin:
-    """A registered user detector: its registry entry, function, orientation and source key."""
+    """A registered user detector: its registry entries (the score and the SR rule on it),
+    function, kind, orientation and source key."""
 
     entry: Detector
     function: Callable
     kind: str
     higher_is_leaked: bool
     source: str  # digest of the function's source code
+    rule: Detector | None = None  # "SR <name>", reading ``scores_column``
+
+    @property
+    def slug(self) -> str:
+        """The name as a column-safe word."""
+        return re.sub(r"[^a-z0-9]+", "_", self.entry.name.lower()).strip("_")
+
+    @property
+    def scores_column(self) -> str:
+        """The ``detect`` column of the oriented scores of the original and each variant."""
+        return f"plugin_{self.slug}_scores"
 
 
 def load_function(spec: str) -> Callable:
@@ -117,31 +129,35 @@ def plugin(
     kind: str,
     family: str = "threshold baseline",
     higher_is_leaked: bool = True,
-    needs_reference: bool = False,
+    with_rule: bool = True,
 ) -> Plugin:
-    """Load ``spec``, check it, and register it as detector ``name`` (a name a built-in or an
-    earlier plug-in has is an error): a score (``gray``/``black``) is a threshold baseline
-    unless ``family`` says otherwise; a ``rule`` decides by itself."""
+    """Load ``spec``, check it, and register it as detector ``name`` (a threshold baseline
+    unless ``family`` says otherwise) and, with ``with_rule``, the SR rule on it as
+    ``SR <name>``; a name a built-in or an earlier plug-in has is an error."""
     function = load_function(spec)
     check_signature(function, kind, spec)
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-    entry = Detector(
-        name,
-        "self-referential" if kind == "rule" and family == "threshold baseline" else family,
-        f"score_plugin_{slug}",
-        "black" if kind == "black" else "gray",
-        reference="unrelated" if needs_reference else None,
-        threshold_free=kind == "rule",
-        deployable=not needs_reference,
-        cite=spec,
-    )
+    if not slug:
+        raise BadPlugin(f"{spec!r}: the name {name!r} holds no letter or digit")
+    setting = "black" if kind == "black" else "gray"
+    entry = Detector(name, family, f"score_plugin_{slug}", setting, cite=spec)
+    rule = None
+    if with_rule:
+        rule = Detector(
+            f"SR {name}", "self-referential", f"plugin_{slug}_scores", setting,
+            threshold_free=True, cite=spec,
+        )  # fmt: skip
+        if rule.name in registry.DETECTORS:  # refuse before registering either
+            register(rule)
     register(entry)
-    return Plugin(entry, function, kind, higher_is_leaked, source_digest(function))
+    if rule is not None:
+        register(rule)
+    return Plugin(entry, function, kind, higher_is_leaked, source_digest(function), rule)
 
 
 def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Counter]:
-    """``found``'s oriented value on each argument tuple (higher = more likely leaked; a rule
-    gives 1.0 or 0.0), NaN where it could not score — and those counted by reason."""
+    """``found``'s oriented value on each argument tuple (higher = more likely leaked), NaN
+    where it could not score — and those counted by reason."""
     values, failed = [], Counter()
     for args in inputs:
         try:
@@ -156,6 +172,5 @@ def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Count
             failed["not a finite number"] += 1
             values.append(math.nan)
             continue
-        flip = found.kind != "rule" and not found.higher_is_leaked
-        values.append(-float(value) if flip else float(value))
+        values.append(float(value) if found.higher_is_leaked else -float(value))
     return np.asarray(values, dtype=float), failed
