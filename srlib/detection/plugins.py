@@ -59,14 +59,14 @@ class Plugin:
     rule: Detector | None = None  # "SR <name>", reading ``scores_column``
 
     @property
-    def slug(self) -> str:
-        """The name as a column-safe word."""
-        return re.sub(r"[^a-z0-9]+", "_", self.entry.name.lower()).strip("_")
-
-    @property
     def scores_column(self) -> str:
         """The ``detect`` column of the oriented scores of the original and each variant."""
-        return f"plugin_{self.slug}_scores"
+        return f"plugin_{_slug(self.entry.name)}_scores"
+
+
+def _slug(name: str) -> str:
+    """A detector name as a column-safe word."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 def load_function(spec: str) -> Callable:
@@ -136,7 +136,7 @@ def plugin(
     ``SR <name>``; a name a built-in or an earlier plug-in has is an error."""
     function = load_function(spec)
     check_signature(function, kind, spec)
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    slug = _slug(name)
     if not slug:
         raise BadPlugin(f"{spec!r}: the name {name!r} holds no letter or digit")
     setting = "black" if kind == "black" else "gray"

@@ -86,17 +86,17 @@ def analyse(
     pooled = pooled_at(level)
     steps = step_table(pooled)
     beside_rule = against_reference(pooled)
-    models = set(pooled.models)
     rf_net = (
         net_differences(pooled, "Random Forest")
-        if "Random Forest" in models and pooled.has("Random Forest", "mixed", "unique")
+        if pooled.has("Random Forest", "mixed", "unique")
         else pd.DataFrame({"low": [], "high": [], "p": []})
     )
     size = family(steps, beside_rule, rf_net)
-    scenario = "mixed" if "mixed" in pooled.tested else next(iter(pooled.tested))
-    levels = {at: pooled if at == level else pooled_at(at) for at in LEVELS}
-    widths = interval_widths(levels, "shape rule", scenario) if "shape rule" in models else None
-    widths = widths if widths is not None else pd.DataFrame()
+    widths = pd.DataFrame()
+    if "shape rule" in pooled.models:  # the other levels' bootstraps only where they are read
+        scenario = "mixed" if "mixed" in pooled.tested else next(iter(pooled.tested))
+        levels = {at: pooled if at == level else pooled_at(at) for at in LEVELS}
+        widths = interval_widths(levels, "shape rule", scenario)
     return Analysis(mcc_table(pooled), steps, beside_rule, rf_net, widths, size)
 
 

@@ -127,9 +127,10 @@ def mcc_table(pooled: Pooled, level: float = 0.95) -> pd.DataFrame:
     for (model, scenario), _ in pooled.flags.items():
         value, boots = pooled.mcc(model, scenario)
         lo, hi = _interval(boots, level)
-        n = pooled.tested[scenario].size
-        rows.append({"model": model, "scenario": scenario, "mcc": value, "low": lo, "high": hi})
-        rows[-1]["candidates"] = n
+        rows.append(
+            {"model": model, "scenario": scenario, "mcc": value, "low": lo, "high": hi}
+            | {"candidates": pooled.tested[scenario].size}
+        )
     return _indexed(rows, ["model", "scenario"])
 
 
