@@ -51,6 +51,17 @@ def two_many(token_scores, text, extra):
 
 def shorter(model, sample):
     return -len(sample.text)
+
+
+def beats_all(model, sample, variants):
+    """Leaked where the original is shorter than every variant (by how much)."""
+    if not variants:
+        raise ValueError("no variants")
+    return min(len(v.text) for v in variants) - len(sample.text)
+
+
+def loose(*args):
+    return 0.0
 '''
 
 
@@ -111,9 +122,11 @@ def test_bad_plug_ins_are_one_clear_error_each(scores, tmp_path):
     with pytest.raises(registry.DetectorCollision, match="'PPL' is already registered"):
         plugins.plugin(f"{scores}:rank_min_k", "PPL", "gray")
     assert "SR PPL" not in registry.DETECTORS  # a refused plug-in registers neither half
-    plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")
+    mine = plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")
+    again = plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")  # a cell run twice
+    assert (again.entry, again.rule, again.source) == (mine.entry, mine.rule, mine.source)
     with pytest.raises(registry.DetectorCollision, match="'SR Mine'"):
-        plugins.plugin(f"{scores}:rank_min_k", "Mine", "gray")  # neither half registered
+        plugins.plugin(f"{scores}:fragile", "Mine", "gray")  # another function, a taken name
     with pytest.raises(registry.DetectorCollision, match="'Min-K%'"):
         plugins.plugin(f"{scores}:rank_min_k", "Min-K%", "gray", with_rule=False)
     broken = tmp_path / "broken.py"
@@ -145,3 +158,47 @@ def test_detect_scores_a_plug_in_and_its_sr_rule_into_the_comparison(memorised, 
     assert len(rows) == 8 and rows[rows.detector == "SR Rank Min-K%"].flag.notna().all()
     with pytest.raises(ValueError, match=r"cannot score the plug-in\(s\) \['Rank Min-K%'\]"):
         detect(memorised, samples, variants=variants, setting="black", plugins=[mine])
+
+
+def test_the_detectors_parameter_reads_strings_and_dicts_and_infers_each_kind(scores):
+    gray, black, rule = plugins.load(
+        [
+            f"{scores}:rank_min_k",
+            {"spec": f"{scores}:shorter", "name": "Short", "higher_is_leaked": False},
+            {"spec": f"{scores}:beats_all", "name": "Beats all"},
+        ]
+    )
+    assert (gray.kind, black.kind, rule.kind) == ("gray", "black", "rule")
+    assert gray.names == ["rank_min_k", "SR rank_min_k"]  # the function's name by default
+    assert black.entry.setting == "black" and not black.higher_is_leaked
+    assert rule.names == ["Beats all"] and rule.rule is None
+    assert registry.detector("Beats all").threshold_free
+    assert registry.family("Beats all") == "self-referential"
+    assert rule.columns == ["plugin_beats_all_margin"]
+    with pytest.raises(plugins.BadPlugin, match=r"f\(args\) is none of the kinds"):
+        plugins.load([f"{scores}:loose"])
+    with pytest.raises(plugins.BadPlugin, match=r"unknown key\(s\) \['threshold'\]"):
+        plugins.load([{"spec": f"{scores}:rank_min_k", "threshold": 0.5}])
+    with pytest.raises(plugins.BadPlugin, match="a dict with 'spec'"):
+        plugins.load([42])
+
+
+def test_a_rule_plug_in_decides_by_its_margin_and_undecided_where_it_fails(memorised, scores):
+    from srlib.benchmarks import load_benchmark
+    from srlib.detection.compare import long_table
+    from srlib.detection.detect import detect
+    from srlib.transforms import Variants, make_variants_many
+
+    (rule,) = plugins.load([{"spec": f"{scores}:beats_all", "name": "Beats all"}])
+    samples = load_benchmark("humaneval")[:3]
+    variants = make_variants_many(samples, 2, progress=False)
+    variants[2] = Variants()  # no variants: the rule raises, so the sample is undecided
+    table = detect(memorised, samples, variants=variants, setting="gray", progress=False,
+                   plugins=[rule])  # fmt: skip
+    expected = [min(len(v.text) for v in vs) - len(s.text) for s, vs in zip(samples[:2], variants)]
+    assert table.plugin_beats_all_margin[:2].tolist() == expected
+    assert table.attrs["plugin failures"] == {"Beats all": {"raised ValueError": 1}}
+    long = long_table(table.assign(leaked=[True, False, False]))
+    rows = long[long.detector == "Beats all"].set_index("id")
+    assert rows.flag[:2].tolist() == [m > 0 for m in expected]
+    assert rows.flag.iloc[2] is None  # counted as undecided, not dropped and not "clean"

@@ -73,6 +73,8 @@ def _decide(d, r, refs):
     if not hasattr(r, d.score):
         return None, _MISSING
     own = getattr(r, d.score)
+    if d.score.endswith("_margin"):  # a rule plug-in: its own margin, leaked above 0
+        return (None if np.isnan(own) else bool(own > 0)), own
     if d.reference is None:
         v = self_referential(own[0], own[1:])
         return v.leaked, v.margin

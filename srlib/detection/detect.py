@@ -62,7 +62,8 @@ def detect(
     ``plugins`` (``plugins.plugin``): each user detector's oriented score of the original,
     ``score_plugin_<slug>``, and of the original and each variant, ``plugin_<slug>_scores``
     (its SR rule's input); a sample it cannot score is NaN there, and the counts by reason
-    are in ``table.attrs["plugin failures"]`` (detector → reason → samples).
+    are in ``table.attrs["plugin failures"]`` (detector → reason → calls); a rule plug-in's
+    margin is ``plugin_<slug>_margin``.
     """
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -75,22 +76,21 @@ def detect(
         for s, vs in zip(samples, variants, strict=True)
     ]
     groups = [[s, *vs] for s, vs in zip(samples, variants, strict=True)]
-    unscored = [p.entry.name for p in plugins if p.kind == "black" and setting == "gray"]
-    unscored += [p.entry.name for p in plugins if p.kind == "gray" and setting == "black"]
+    unscored = [p.entry.name for p in plugins if setting not in ("both", p.entry.setting)]
     if unscored:
         raise ValueError(f"setting {setting!r} cannot score the plug-in(s) {unscored}")
-    failures: dict[str, Counter] = {p.entry.name: Counter() for p in plugins}
+    token_scores = None
     if setting in ("gray", "both"):
-        _gray(model, reference, groups, rows, [p for p in plugins if p.kind == "gray"], failures)
+        token_scores = _gray(model, reference, groups, rows)
     if setting in ("black", "both"):
         _black(model, groups, rows, ngo_n, fraction, max_new_tokens)
-        for p in plugins:
-            if p.kind == "black":
-                for group, row in zip(groups, rows, strict=True):
-                    _plugin_row(p, [(model, x) for x in group], row, failures)
+    if plugins:
+        own = score_plugins(model, samples, variants, plugins, token_scores)
+        for row, extra in zip(rows, own.drop(columns="id").to_dict("records"), strict=True):
+            row.update(extra)
     table = pd.DataFrame(rows)
     if plugins:
-        table.attrs["plugin failures"] = {k: dict(v) for k, v in failures.items()}
+        table.attrs["plugin failures"] = own.attrs["plugin failures"]
     for column in ("sr_gray", "sr_black"):
         if column in table:
             table[column] = table[column].astype("boolean")
@@ -102,15 +102,48 @@ def _unique_texts(items: list[str]) -> tuple[list[str], dict[str, int]]:
     return list(index), index
 
 
-def _plugin_row(found: Plugin, inputs: list[tuple], row: dict, failures: dict) -> None:
-    """One user detector on a sample and its variants, into ``row``; failures counted."""
-    values, failed = score_all(found, inputs)
-    failures[found.entry.name].update(failed)
-    row[found.entry.score] = values[0]
-    row[found.scores_column] = values.tolist()
+def score_plugins(
+    model: LanguageModel,
+    samples: Sequence[Sample],
+    variants: Sequence[Variants],
+    plugins: Sequence[Plugin],
+    token_scores: dict[str, TokenScores] | None = None,
+) -> pd.DataFrame:
+    """One row per sample: ``id`` and each plug-in's columns (``Plugin.columns``): a score's
+    oriented value on the original and its list over the original and each variant, a
+    rule's margin; NaN where it could not score, counted by reason in
+    ``table.attrs["plugin failures"]`` (detector → reason → calls). ``token_scores`` (text →
+    its scores) spares recomputing what ``detect`` already has."""
+    groups = [[s, *vs] for s, vs in zip(samples, variants, strict=True)]
+    rows = [{"id": s.id} for s in samples]
+    failures = {p.entry.name: Counter() for p in plugins}
+    if token_scores is None and any(p.kind == "gray" for p in plugins):
+        texts, _ = _unique_texts([x.text for g in groups for x in g])
+        token_scores = dict(zip(texts, model.token_logprobs(texts), strict=True))
+    for p in plugins:
+        if p.kind == "rule":
+            values, failed = score_all(p, [(model, g[0], g[1:]) for g in groups])
+            for row, value in zip(rows, values, strict=True):
+                row[p.entry.score] = value
+        else:
+            if p.kind == "gray":
+                inputs = [(token_scores[x.text], x.text) for g in groups for x in g]
+            else:
+                inputs = [(model, x) for g in groups for x in g]
+            values, failed = score_all(p, inputs)
+            start = 0
+            for group, row in zip(groups, rows, strict=True):
+                each = values[start : start + len(group)]
+                row[p.entry.score], row[p.scores_column] = each[0], each.tolist()
+                start += len(group)
+        failures[p.entry.name].update(failed)
+    table = pd.DataFrame(rows)
+    table.attrs["plugin failures"] = {k: dict(v) for k, v in failures.items()}
+    return table
 
 
-def _gray(model, reference, groups, rows, plugins=(), failures=None) -> None:
+def _gray(model, reference, groups, rows) -> dict[str, TokenScores]:
+    """The gray-box columns into ``rows``; the token scores of every text, by text."""
     texts, index = _unique_texts([x.text for g in groups for x in g])
     scores = model.token_logprobs(texts)
     refs = reference.token_logprobs([g[0].text for g in groups]) if reference else None
@@ -135,8 +168,7 @@ def _gray(model, reference, groups, rows, plugins=(), failures=None) -> None:
         if refs is not None:
             sc = reference_ratio(scores[index[group[0].text]], refs[k])
             row.update(ref=sc.raw, score_ref=sc.score)
-        for p in plugins:
-            _plugin_row(p, [(scores[index[x.text]], x.text) for x in group], row, failures)
+    return dict(zip(texts, scores, strict=True))
 
 
 def _try(fn, token_scores, text):

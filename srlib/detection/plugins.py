@@ -1,20 +1,26 @@
 """Bring your own detector: a researcher's score, named by one string, registered beside the
 built-in detectors through the registry's one mechanism (``registry.register``).
 
-A detector is one score function of one of two kinds:
+A detector is one function of one of three kinds, told apart by its arguments' names:
 
 - ``"gray"``: ``(token_scores, text) -> float`` — the model's token log-probabilities of a
   text (``models.base.TokenScores``) and the text itself;
-- ``"black"``: ``(model, sample) -> float`` — a ``LanguageModel`` and a benchmark sample.
+- ``"black"``: ``(model, sample) -> float`` — a ``LanguageModel`` and a benchmark sample;
+- ``"rule"``: ``(model, sample, variants) -> float`` — a threshold-free rule over an original
+  and its variants: its margin, leaked where it is above 0 (``True``/``False`` count as
+  +1/−1), e.g. "the original's score beats the variants' by more than their spread".
 
-Each registers twice: the score as a threshold baseline (``name``, read on the original) and
-the self-referential rule on it (``SR <name>``: the original scores higher than every
-variant), so a new score gets SrDetection's comparison of itself for free. ``detect``
-scores both on every sample and variant (``detect(..., plugins=[...])``).
+A score (gray or black) registers twice: as a threshold baseline (``name``, read on the
+original) and the self-referential rule on it (``SR <name>``: the original scores higher
+than every variant), so a new score gets SrDetection's comparison of itself for free. A rule
+registers once, as a self-referential detector. ``detect`` scores them on every sample and
+variant (``detect(..., plugins=[...])``), the testbed on every checkpoint
+(``Testbed.plugins``).
 
-``load_function`` imports it from ``"package.module:function"`` or ``"path/to/file.py:function"``;
-``plugin`` checks its signature, keys it by its source code (editing it changes
-``Plugin.source``, so a score cache keyed on it rescores only it) and registers it;
+``load`` reads the book's ``detectors`` parameter: each entry ``"package.module:function"``
+or ``"path/to/file.py:function"``, or a dict with that ``spec`` and any of ``plugin``'s
+keywords; ``plugin`` checks the signature, keys the function by its source code (editing it
+changes ``Plugin.source``, so a score cache keyed on it rescores only it) and registers it;
 ``score_all`` calls it on every input and reports, never drops, the ones it could not score
 (it raised, or returned NaN or something that is not a number): those are undecided."""
 
@@ -28,7 +34,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +44,12 @@ from srlib.detection import registry
 from srlib.detection.registry import Detector, register
 from srlib.errors import InputError
 
-KINDS = {"gray": ("token_scores", "text"), "black": ("model", "sample")}
-"""Each kind's arguments, in order."""
+KINDS = {
+    "gray": ("token_scores", "text"),
+    "black": ("model", "sample"),
+    "rule": ("model", "sample", "variants"),
+}
+"""Each kind's arguments, in order (``infer_kind`` reads a function's kind from them)."""
 
 
 class BadPlugin(InputError):
@@ -60,11 +70,22 @@ class Plugin:
 
     @property
     def scores_column(self) -> str:
-        """The ``detect`` column of the oriented scores of the original and each variant."""
-        return f"plugin_{_slug(self.entry.name)}_scores"
+        """The ``detect`` column of the oriented scores of the original and each variant (a
+        rule's: of its margin)."""
+        return self.entry.score if self.kind == "rule" else f"plugin_{slug(self.entry.name)}_scores"
+
+    @property
+    def columns(self) -> list[str]:
+        """Every ``detect`` column this plug-in fills."""
+        return list(dict.fromkeys([self.entry.score, self.scores_column]))
+
+    @property
+    def names(self) -> list[str]:
+        """The registry names it holds: its score and the SR rule on it, or its rule."""
+        return [self.entry.name] + ([self.rule.name] if self.rule else [])
 
 
-def _slug(name: str) -> str:
+def slug(name: str) -> str:
     """A detector name as a column-safe word."""
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
@@ -123,41 +144,89 @@ def source_digest(function: Callable) -> str:
     return hashlib.sha256(text).hexdigest()[:16]
 
 
+def infer_kind(function: Callable, spec: str = "") -> str:
+    """The kind (``KINDS``) whose argument names ``function``'s first parameters carry."""
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError) as e:
+        raise BadPlugin(f"{spec or function!r}: its signature cannot be read ({e})") from e
+    for kind, names in sorted(KINDS.items(), key=lambda k: -len(k[1])):
+        if tuple(params[: len(names)]) == names:
+            return kind
+    shapes = "; ".join(f"{k}: f({', '.join(v)})" for k, v in KINDS.items())
+    raise BadPlugin(f"{spec or function!r}: f({', '.join(params)}) is none of the kinds ({shapes})")
+
+
 def plugin(
     spec: str,
-    name: str,
-    kind: str,
-    family: str = "threshold baseline",
+    name: str | None = None,
+    kind: str | None = None,
+    family: str | None = None,
     higher_is_leaked: bool = True,
     with_rule: bool = True,
+    setting: str | None = None,
 ) -> Plugin:
-    """Load ``spec``, check it, and register it as detector ``name`` (a threshold baseline
-    unless ``family`` says otherwise) and, with ``with_rule``, the SR rule on it as
-    ``SR <name>``; a name a built-in or an earlier plug-in has is an error."""
+    """Load ``spec``, check it, and register it as detector ``name`` (default: the function's
+    name) of ``kind`` (default: read from its argument names): a score as a threshold
+    baseline (unless ``family`` says otherwise) and, with ``with_rule``, the SR rule on it as
+    ``SR <name>``; a rule as a self-referential detector of ``setting`` ("gray" unless
+    "black"). A name another detector has is an error; the same plug-in again is no change."""
     function = load_function(spec)
+    kind = kind or infer_kind(function, spec)
     check_signature(function, kind, spec)
-    slug = _slug(name)
-    if not slug:
+    name = name or function.__name__
+    word = slug(name)
+    if not word:
         raise BadPlugin(f"{spec!r}: the name {name!r} holds no letter or digit")
-    setting = "black" if kind == "black" else "gray"
-    entry = Detector(name, family, f"score_plugin_{slug}", setting, cite=spec)
+    if setting not in (None, "gray", "black"):
+        raise BadPlugin(f"{spec!r}: setting must be 'gray' or 'black', got {setting!r}")
+    setting = "black" if kind == "black" else setting or "gray"
     rule = None
-    if with_rule:
-        rule = Detector(
-            f"SR {name}", "self-referential", f"plugin_{slug}_scores", setting,
+    if kind == "rule":
+        entry = Detector(
+            name, family or "self-referential", f"plugin_{word}_margin", setting,
             threshold_free=True, cite=spec,
         )  # fmt: skip
-        if rule.name in registry.DETECTORS:  # refuse before registering either
-            register(rule)
+    else:
+        entry = Detector(name, family or "threshold baseline", f"score_plugin_{word}", setting,
+                         cite=spec)  # fmt: skip
+        if with_rule:
+            rule = Detector(
+                f"SR {name}", "self-referential", f"plugin_{word}_scores", setting,
+                threshold_free=True, cite=spec,
+            )  # fmt: skip
+    for each in (rule, entry):  # refuse before registering either
+        taken = registry.DETECTORS.get(each.name) if each else None
+        if taken is not None and taken != each:
+            register(each)
     register(entry)
     if rule is not None:
         register(rule)
     return Plugin(entry, function, kind, higher_is_leaked, source_digest(function), rule)
 
 
+def load(entries: Iterable[str | Mapping]) -> list[Plugin]:
+    """The plug-ins a ``detectors`` parameter names: each a spec string, or a dict with
+    ``spec`` and any of ``plugin``'s keywords (name, kind, family, higher_is_leaked,
+    with_rule, setting); an unknown key is an error naming it."""
+    out = []
+    for entry in entries:
+        if isinstance(entry, str):
+            out.append(plugin(entry))
+            continue
+        if not isinstance(entry, Mapping) or "spec" not in entry:
+            raise BadPlugin(f"{entry!r}: a detector is 'module:function' or a dict with 'spec'")
+        options = dict(entry)
+        unknown = set(options) - set(inspect.signature(plugin).parameters)
+        if unknown:
+            raise BadPlugin(f"{entry['spec']!r}: unknown key(s) {sorted(unknown)}")
+        out.append(plugin(**options))
+    return out
+
+
 def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Counter]:
-    """``found``'s oriented value on each argument tuple (higher = more likely leaked), NaN
-    where it could not score — and those counted by reason."""
+    """``found``'s oriented value on each argument tuple (higher = more likely leaked; a
+    rule's margin), NaN where it could not score — and those counted by reason."""
     values, failed = [], Counter()
     for args in inputs:
         try:
@@ -166,8 +235,8 @@ def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Count
             failed[f"raised {type(e).__name__}"] += 1
             values.append(math.nan)
             continue
-        if isinstance(value, bool | np.bool_):
-            value = float(value)
+        if isinstance(value, bool | np.bool_):  # a rule's yes/no is a margin of ±1
+            value = (1.0 if value else -1.0) if found.kind == "rule" else float(value)
         if not isinstance(value, int | float | np.number) or not math.isfinite(value):
             failed["not a finite number"] += 1
             values.append(math.nan)

@@ -103,7 +103,10 @@ class DetectorCollision(InputError):
 
 def register(entry: Detector) -> Detector:
     """Add ``entry`` to the registry (every table, contrast and verdict reads it from then on);
-    a name already taken, or a family outside ``FAMILIES``, is an error naming it."""
+    a name already taken by another detector, or a family outside ``FAMILIES``, is an error
+    naming it (the same entry again, as a notebook cell run twice makes, is no change)."""
+    if DETECTORS.get(entry.name) == entry:
+        return entry
     if entry.name in DETECTORS:
         taken = DETECTORS[entry.name].family
         raise DetectorCollision(
