@@ -195,10 +195,66 @@ def test_a_rule_plug_in_decides_by_its_margin_and_undecided_where_it_fails(memor
     variants[2] = Variants()  # no variants: the rule raises, so the sample is undecided
     table = detect(memorised, samples, variants=variants, setting="gray", progress=False,
                    plugins=[rule])  # fmt: skip
-    expected = [min(len(v.text) for v in vs) - len(s.text) for s, vs in zip(samples[:2], variants)]
+    pairs = zip(samples[:2], variants[:2], strict=True)
+    expected = [min(len(v.text) for v in vs) - len(s.text) for s, vs in pairs]
     assert table.plugin_beats_all_margin[:2].tolist() == expected
     assert table.attrs["plugin failures"] == {"Beats all": {"raised ValueError": 1}}
     long = long_table(table.assign(leaked=[True, False, False]))
     rows = long[long.detector == "Beats all"].set_index("id")
     assert rows.flag[:2].tolist() == [m > 0 for m in expected]
     assert rows.flag.iloc[2] is None  # counted as undecided, not dropped and not "clean"
+
+
+COPIES = '''
+import numpy as np
+
+
+def mean_logprob(token_scores, text):
+    """PPL's oriented score, written again: the same detector under another name."""
+    return float(np.mean(token_scores.logprobs)) if len(token_scores.logprobs) else float("nan")
+'''
+
+
+def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache, tmp_path):
+    import dataclasses
+    from pathlib import Path
+
+    from srlib.testbed.report import claim_table, plugin_failures
+
+    tb, cache = quick_testbed_cache
+    copies = tmp_path / "copies.py"
+    copies.write_text(COPIES)
+    example = Path(__file__).parents[1] / "examples" / "detectors.py"
+    found = plugins.load(
+        [
+            {"spec": f"{example}:sure_tokens", "name": "Sure tokens"},
+            {"spec": f"{copies}:mean_logprob", "name": "PPL again", "with_rule": False},
+        ]
+    )
+    mine = dataclasses.replace(tb, plugins=tuple(found), memo={}, failures={})
+    claims = claim_table({0: mine})
+    own = claims[claims.role == "plug-in"].set_index("contrast")
+    expected = [f"Sure tokens − {b}" for b in ("SR gray", "PPL", "Min-K%", "Min-K%++", "Zlib")]
+    expected += ["SR Sure tokens − Sure tokens", "SR Sure tokens − SR gray (both calibrated)"]
+    expected += [f"PPL again − {b}" for b in ("SR gray", "PPL", "Min-K%", "Min-K%++", "Zlib")]
+    assert set(expected) <= set(own.index)
+    assert (own.interval == "percentile").all() and (own.n > 0).all()
+    assert ((own.low <= own.difference) & (own.difference <= own.high)).all()
+    assert own.p_holm.notna().all() and (own.p_holm >= own.p).all()  # one family, Holm
+    same = own.loc["PPL again − PPL"]  # equal to a built-in: the same flags in every resample
+    assert (same.difference, same.low, same.high) == (0.0, 0.0, 0.0)
+    assert same.family_verdict == "no evidence"
+    primary = claims[claims.role == "primary"].reset_index(drop=True)
+    alone = claim_table({0: tb})
+    assert primary.equals(alone[alone.role == "primary"].reset_index(drop=True))  # unmoved
+    assert set(plugin_failures({0: mine}).detector) <= {"Sure tokens", "PPL again"}
+    folders = lambda: sorted(p.name for p in (cache / "plugin-scores").iterdir())  # noqa: E731
+    before = folders()
+    copies.write_text(COPIES.replace("float(np.mean(", "float(np.average("))  # an edit
+    (edited,) = plugins.load([{"spec": f"{copies}:mean_logprob", "name": "PPL again",
+                               "with_rule": False}])  # fmt: skip
+    dataclasses.replace(tb, plugins=(found[0], edited), memo={}, failures={}).scores(
+        tb.runs[tb.main].checkpoints[-1]
+    )
+    added = sorted(set(folders()) - set(before))
+    assert len(added) == 1 and added[0].startswith("score_plugin_ppl_again")  # only it rescored

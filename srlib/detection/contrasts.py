@@ -34,7 +34,9 @@ The primary contrasts are one family, and its verdict is family-wise: each fixed
 two-sided bootstrap p-value (twice the smaller share of resampled differences on either
 side of zero, so p < 0.05 exactly where the 95% percentile interval excludes zero) is
 Holm-adjusted across the family within each part, and ``family_verdict`` says "better" or
-"worse" only where the adjusted p-value is below 0.05."""
+"worse" only where the adjusted p-value is below 0.05. A researcher's detectors
+(``plugins``) are a family of their own, role ``"plug-in"`` (``plugins.contrasts``), adjusted
+the same way and apart from the primary one, whose verdicts they cannot move."""
 
 from __future__ import annotations
 
@@ -113,7 +115,7 @@ class Contrast:
     name: str
     a: Arm
     b: Arm
-    role: str = "primary"  # "primary" (the claim) or "secondary"
+    role: str = "primary"  # "primary" (the claim), "secondary" or "plug-in" (``FAMILIES``)
     metric: str = "mcc"  # "mcc", "f1", "tpr" or "auc" (arms at mode "scores")
 
     def __post_init__(self) -> None:
@@ -371,13 +373,17 @@ def contrast_table(
     return _family(pd.DataFrame(rows))
 
 
+FAMILIES = ("primary", "plug-in")
+"""The roles whose contrasts are one family each, Holm-adjusted within each part."""
+
+
 def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Holm-adjusted p-values across the primary contrasts of each part, and the family-wise
-    verdict they give (secondary contrasts: their own intervals only)."""
+    """Holm-adjusted p-values across each family's contrasts (``FAMILIES``) of each part, and
+    the family-wise verdict they give (secondary contrasts: their own intervals only)."""
     table["p_holm"] = np.nan
     table["family_verdict"] = ""
-    primary = table[(table.role == "primary") & table.p.notna()]
-    for _, g in primary.groupby("part", sort=False):
+    family = table[table.role.isin(FAMILIES) & table.p.notna()]
+    for _, g in family.groupby(["role", "part"], sort=False):
         adjusted = holm(g.p.to_numpy())
         table.loc[g.index, "p_holm"] = adjusted
         table.loc[g.index, "family_verdict"] = [

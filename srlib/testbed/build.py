@@ -156,7 +156,7 @@ def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
         return tb
     config = tb.config.replace(seed=seed)
     split = split_samples(tb.samples, config.leaked_share, seed)
-    rep = dataclasses.replace(tb, config=config, split=split, runs={}, memo={})
+    rep = dataclasses.replace(tb, config=config, split=split, runs={}, memo={}, failures={})
     own = config if config.base_per_seed and config.base_model is None else tb.config
     base_mix = base_mixture(own, tb.corpus)
     if own is config:

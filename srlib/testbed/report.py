@@ -10,6 +10,7 @@ from srlib.detection.compare import common_decided, deployable, evaluate_detecto
 from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.metrics import metric_table
+from srlib.detection.plugins import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import rate_holds
 from srlib.testbed import experiment as ex
@@ -215,15 +216,34 @@ def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, pd.Da
 def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     """The pre-registered contrasts (``contrasts.preregistered``, fixed before any score is
     read) on every replicate and pooled: each difference with its paired bootstrap interval
-    (samples and calibration set resampled together, thresholds re-set inside) and verdict."""
-    config = next(iter(reps.values())).config
-    return contrast_table(
-        claim_parts(reps),
-        preregistered() if contrasts is None else contrasts,
-        fpr=config.fpr,
-        n_boot=config.n_boot,
-        seed=config.seed,
-    )
+    (samples and calibration set resampled together, thresholds re-set inside) and verdict.
+    With the testbed's plug-ins (and no ``contrasts`` given), their family too
+    (``plugins.contrasts``), computed apart: a plug-in that cannot score some samples
+    shrinks its own comparisons' common decided set, never the primary family's."""
+    first = next(iter(reps.values()))
+    parts, config = claim_parts(reps), first.config
+    options = {"fpr": config.fpr, "n_boot": config.n_boot, "seed": config.seed}
+    table = contrast_table(parts, preregistered() if contrasts is None else contrasts, **options)
+    if first.plugins and contrasts is None:
+        own = contrast_table(parts, plugin_contrasts(first.plugins), **options)
+        table = pd.concat([table, own], ignore_index=True)
+    return table
+
+
+def plugin_failures(reps: dict[int, Testbed]) -> pd.DataFrame:
+    """Every call a plug-in could not score, by seed, checkpoint and reason (the samples it
+    leaves undecided: none is dropped silently); an empty table where every call scored."""
+    rows = []
+    for seed, rep in reps.items():
+        for (name, path, texts), failed in rep.failures.items():
+            where = "calibration" if texts == "calibration" else "evaluated"
+            rows += [
+                {"seed": seed, "detector": name, "checkpoint": path, "texts": where,
+                 "reason": reason, "calls": calls}
+                for reason, calls in failed.items()
+            ]  # fmt: skip
+    columns = ["seed", "detector", "checkpoint", "texts", "reason", "calls"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def clean_model_rates(reps: dict[int, Testbed]) -> pd.DataFrame:

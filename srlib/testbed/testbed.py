@@ -5,13 +5,15 @@ black)`` and nothing is scored twice."""
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from srlib.detection.detect import detect
+from srlib.detection.detect import detect, score_plugins
+from srlib.detection.plugins import Plugin
 from srlib.detection.scoring import ngram_accuracy_many
 from srlib.models.cache import CachedModel
 from srlib.models.hf import HFModel
@@ -50,6 +52,9 @@ class Testbed:
     paraphrase_variants: dict = field(default_factory=dict, repr=False)  # id → its paraphrase
     calibration_twins: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)  # the
     # calibration problems left out as twins of evaluated samples (id, twin, reason)
+    plugins: tuple[Plugin, ...] = ()  # a researcher's detectors, scored beside the built-ins
+    failures: dict = field(default_factory=dict, repr=False)  # (plug-in, checkpoint, texts)
+    # → the calls it could not score, by reason (``"calibration"`` for the clean split's texts)
 
     @property
     def store(self) -> Store:
@@ -131,9 +136,10 @@ class Testbed:
         config's ``n``; 0: the originals only) or the given ``variants``, gray-box and, with
         ``black``, black-box with n-gram accuracy; the base model as reference; labels joined.
         One row per sample, through the store (keyed on the model, the texts, the settings
-        and the scoring code) and remembered on the testbed."""
+        and the scoring code) and remembered on the testbed. Each of ``plugins`` adds its
+        columns from an artifact of its own, keyed on its source (``_with_plugins``)."""
         n = self.config.n if n is None else n
-        remembered = ("scores", str(path), n, black)
+        remembered = ("scores", str(path), n, black, self._plugin_key())
         if variants is None and remembered in self.memo:
             return self.memo[remembered]
         lm = self.model(path, progress)
@@ -160,8 +166,40 @@ class Testbed:
                 table.to_parquet(tmp / "table.parquet")
             folder = self.store.path(artifact)
         table = self._read_table(folder / "table.parquet")
+        table = self._with_plugins(table, path, lm, variants, inputs, black)
         if not given:
             self.memo[remembered] = table
+        return table
+
+    def _plugin_key(self) -> tuple:
+        """What the plug-ins add to a remembered table's key: each one's name and source."""
+        return tuple((p.entry.name, p.source, p.higher_is_leaked) for p in self.plugins)
+
+    def _with_plugins(
+        self, table: pd.DataFrame, path, lm, variants: list[Variants], inputs: dict, black: bool
+    ) -> pd.DataFrame:
+        """``table`` with each plug-in's columns (black-box ones where ``black``), each from an
+        artifact keyed on the model, the texts and the plug-in's source: editing one plug-in
+        rescores only it. Its failure counts go to ``failures``."""
+        for p in self.plugins:
+            if p.entry.setting == "black" and not black:
+                continue
+            keyed = {k: inputs[k] for k in ("model", "texts")}
+            keyed["plugin"] = [p.entry.name, p.kind, p.higher_is_leaked, p.source]
+            if p.entry.setting == "black":
+                keyed["max_new_tokens"] = self.config.max_new_tokens
+            artifact = Artifact("plugin-scores", keyed, name=p.entry.score)
+            folder = self.store.get(artifact)
+            if folder is None:
+                own = score_plugins(lm, self.samples, variants, [p])
+                with self.store.put(artifact) as tmp:
+                    own.to_parquet(tmp / "table.parquet")
+                    (tmp / "failures.json").write_text(json.dumps(own.attrs["plugin failures"]))
+                folder = self.store.path(artifact)
+            failed = json.loads((folder / "failures.json").read_text())[p.entry.name]
+            self.failures[p.entry.name, str(path), inputs["texts"]] = failed
+            own = self._read_table(folder / "table.parquet")
+            table = table.drop(columns=p.columns, errors="ignore").merge(own, on="id")
         return table
 
     @staticmethod
@@ -179,7 +217,7 @@ class Testbed:
         can be calibrated too), and black-box likewise where ``black`` (SR black's own clean
         flag rate, at which the baselines are matched to it); the model calls go through the
         score cache and the table is remembered on the testbed."""
-        remembered = ("calibration", str(path), black)
+        remembered = ("calibration", str(path), black, self._plugin_key())
         if remembered not in self.memo:
             self.memo[remembered] = self._calibration_scores(path, black)
         return self.memo[remembered]
@@ -193,6 +231,12 @@ class Testbed:
             black_table = self._detect(lm, base, self.calibration, variants, True, False)
             extra = [c for c in black_table.columns if c not in table.columns]
             table = table.join(black_table[extra])
+        plugins = [p for p in self.plugins if black or p.entry.setting == "gray"]
+        if plugins:  # the model's calls are cached; a plug-in's own work is all it repeats
+            own = score_plugins(lm, self.calibration, self.calibration_variants, plugins)
+            for name, failed in own.attrs["plugin failures"].items():
+                self.failures[name, str(path), "calibration"] = failed
+            table = table.merge(own, on="id")
         return table.assign(leaked=False)
 
     def _detect(self, lm, base, samples, variants, black: bool, progress: bool) -> pd.DataFrame:
