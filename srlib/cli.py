@@ -189,6 +189,7 @@ def _audit(args: argparse.Namespace) -> int:
         device=args.device,
         dtype=args.dtype,
         batch_size=args.batch_size,
+        detectors=args.detector or (),
     )
     columns = [
         c
@@ -377,6 +378,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dtype", default="float32", help="bfloat16 on GPUs")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--out", required=True, help="folder for the tables and report.html")
+    p.add_argument(
+        "--detector",
+        action="append",
+        help="your own detector, 'package.module:function' or 'file.py:function' (repeat); "
+        "its kind is read from its arguments (see srlib.detection.plugins)",
+    )
     p.set_defaults(func=_audit)
 
     argv = list(sys.argv[1:] if argv is None else argv)

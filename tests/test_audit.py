@@ -223,3 +223,33 @@ def test_an_audit_model_has_the_score_cache_identity_of_the_same_model_opened_di
     opened = open_model(str(tiny_model_dir), threads=1).model
     assert opened.fingerprint == HFModel(str(tiny_model_dir), threads=1).fingerprint
     assert opened.fingerprint != HFModel(str(tiny_model_dir)).fingerprint
+
+
+def test_a_researchers_detector_is_one_more_decision_of_the_audit(tiny_model_dir, tmp_path, capsys):
+    from srlib.detection import registry
+
+    saved = dict(registry.DETECTORS)
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        "def longest(token_scores, text):\n    return float(len(token_scores.logprobs))\n"
+    )
+    out = tmp_path / "audit"
+    args = ["audit", "--model", str(tiny_model_dir), "--benchmark", "humaneval", "--limit", "3",
+            "--n", "2", "--setting", "gray", "--out", str(out),
+            "--detector", f"{mine}:longest"]  # fmt: skip
+    try:
+        assert main(args) == 0
+    finally:
+        registry.DETECTORS.clear()
+        registry.DETECTORS.update(saved)
+    summary = pd.read_csv(out / "summary.csv").set_index("decision")
+    assert {"gray", "SR longest"} <= set(summary.index)
+    table = pd.read_parquet(out / "samples.parquet")
+    lengths = table.plugin_longest_scores.map(list)
+    expected = [s[0] > max(s[1:]) for s in lengths]  # the SR rule on the new score
+    assert table.flag_sr_longest.astype(bool).tolist() == expected
+    assert summary.loc["SR longest", "rate"] == pytest.approx(sum(expected) / 3)
+    assert "SR longest" in (out / "report.html").read_text()
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["spec"]["detectors"][0][0] == "longest"  # its source keys the audit
+    capsys.readouterr()

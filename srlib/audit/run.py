@@ -30,6 +30,9 @@ from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
 from srlib.detection.metrics import flag_rate
+from srlib.detection.plugins import flag_column, rules
+from srlib.detection.plugins import flags as plugin_flags
+from srlib.detection.plugins import load as load_plugins
 from srlib.detection.pooled import contrasts, control_test, pooled_test
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
@@ -55,6 +58,7 @@ class AuditSpec:
     max_new_tokens: int = 128
     variants: str = ""  # digest of given variants ("" when the audit makes its own)
     reference_label: str | None = None  # the reference's name in tables (default from spec)
+    detectors: tuple[tuple[str, str], ...] = ()  # a researcher's (name, source key) per plug-in
 
     @property
     def ref_label(self) -> str | None:
@@ -117,6 +121,7 @@ def audit(
     progress: bool = True,
     report: bool = True,
     keyed: bool = False,
+    detectors: Sequence = (),
 ) -> Audit:
     """Audit ``models`` (specs, or label → spec) on ``benchmarks`` into the folder ``out``:
     ``samples.parquet`` / ``samples.csv`` (one row per model, benchmark and sample),
@@ -128,7 +133,12 @@ def audit(
     the same model with the same ``device``, ``dtype`` and ``threads``. ``out`` is claimed for
     this audit (one holding another audit's results is refused in one line); with
     ``keyed`` the results go to ``out/<key>`` instead, so changed inputs or a changed srlib
-    get a folder of their own (the book's way: a rerun recomputes, never refuses)."""
+    get a folder of their own (the book's way: a rerun recomputes, never refuses).
+    ``detectors`` (``plugins.load``'s entries: ``"module:function"``, ``"file.py:function"``
+    or dicts) are scored beside the built-ins; each threshold-free one (a score's SR rule, a
+    rule) is one more decision in the summary and the report, flagged per sample in
+    ``flag_<its name>`` (an edit of one changes the audit's key)."""
+    found = load_plugins(detectors)
     pairs = (
         tuple(models.items())
         if isinstance(models, Mapping)
@@ -147,6 +157,7 @@ def audit(
         max_new_tokens,
         _digest(variants) if variants else "",
         reference_label,
+        tuple((p.entry.name, p.source) for p in found),
     )
     spec.check()
     out = Path(out) / _artifact(spec).key if keyed else Path(out)
@@ -167,11 +178,13 @@ def audit(
     parts = []
     for m, b in tqdm(jobs, desc="audit (model × benchmark)", disable=not progress):
         role = "reference" if reference and m.spec == reference else "audited"
-        parts.append(_part(out, m, role, b, sets[b], var[b], ran[m.label], store, spec, progress))
+        parts.append(
+            _part(out, m, role, b, sets[b], var[b], ran[m.label], store, spec, progress, found)
+        )
     table = pd.concat(parts, ignore_index=True)
     if reference:
         table = _add_contrasted(table, spec.ref_label)
-    summary = summarise(table, spec.ref_label)
+    summary = summarise(table, spec.ref_label, _decisions(found))
     result = Audit(spec, out, table, summary, ran)
     _write(result)
     if report:
@@ -240,8 +253,10 @@ def _settings(m: AuditModel, setting: str) -> list[str]:
     return out
 
 
-def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec, progress):
-    """One model × sample set (a table), read back if an earlier run finished it."""
+def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec, progress, found):
+    """One model × sample set (a table), read back if an earlier run finished it; the
+    plug-ins its settings can score (``found``) beside the built-ins, their rules' flags in
+    ``flag_<column>``."""
     file = out / "parts" / f"{_safe(m.label)}--{_safe(name)}.parquet"
     if file.is_file():
         return _read(file)
@@ -254,7 +269,9 @@ def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec,
         setting=setting,
         max_new_tokens=spec.max_new_tokens,
         progress=False,
+        plugins=[p for p in found if p.entry.setting in ran],
     )
+    table = table.assign(**plugin_flags(table, found))
     table.insert(0, "model", m.label)
     table.insert(1, "role", role)
     table.insert(2, "set", CONTROL if name == CONTROL else "benchmark")
@@ -269,8 +286,8 @@ def _read(file: Path) -> pd.DataFrame:
     for column in table.columns:
         if column.endswith("_scores"):
             table[column] = table[column].map(lambda v: list(v) if v is not None else None)
-    for column in ("sr_gray", "sr_black"):
-        if column in table:
+    for column in table.columns:
+        if column in ("sr_gray", "sr_black") or column.startswith("flag_"):
             table[column] = table[column].astype("boolean")
     return table
 
@@ -292,7 +309,14 @@ def _add_contrasted(table: pd.DataFrame, ref: str) -> pd.DataFrame:
 DECISIONS = {"gray": "sr_gray", "black": "sr_black", "gray contrasted": "sr_gray_contrasted"}
 
 
-def summarise(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
+def _decisions(found) -> dict[str, str]:
+    """``DECISIONS`` and each plug-in rule's name → its flag column (``plugins.flags``)."""
+    return DECISIONS | {d.name: flag_column(d) for d in rules(found)}
+
+
+def summarise(
+    table: pd.DataFrame, reference: str | None = None, decisions: Mapping[str, str] = DECISIONS
+) -> pd.DataFrame:
     """One row per model × benchmark × decision: flag rate, chance, the empirical null (the
     reference's rate on the same samples, with McNemar's test and the paired interval, else
     the model's own on control samples, with Fisher's test and the unpaired interval), the
@@ -301,7 +325,7 @@ def summarise(table: pd.DataFrame, reference: str | None = None) -> pd.DataFrame
     bench = table[table.set == "benchmark"]
     for (model, name), g in bench.groupby(["model", "benchmark"], sort=False):
         ctrl = table[(table.set == CONTROL) & (table.model == model)]
-        for decision, column in DECISIONS.items():
+        for decision, column in decisions.items():
             if column not in g or g[column].isna().all():
                 continue
             null, source, paired = None, "none", False

@@ -56,8 +56,10 @@ def audit_testbed(
     control: str | None = None,
     limit: int | None = None,
     progress: bool = False,
+    detectors: Sequence = (),
 ) -> Audit:
-    """``audit`` with ``audit_plan``'s arguments and the testbed's settings and score cache,
+    """``audit`` with ``audit_plan``'s arguments (and a researcher's ``detectors``) and the
+    testbed's settings and score cache,
     into a keyed folder under ``out_dir`` (a changed input gets its own). Its models are
     opened as the testbed opens them (device, dtype, threads), so the scores the testbed
     computed are read from the cache, not computed again, and the same holds the other way."""
@@ -78,6 +80,7 @@ def audit_testbed(
         threads=c.threads,
         progress=progress,
         keyed=True,
+        detectors=detectors,
         **plan,
     )
 

@@ -43,7 +43,7 @@ def long_table(
         for d in DETECTORS.values():
             if d.name == "flag everything":
                 continue
-            flag, score = _decide(d, r, refs)
+            flag, score = decide(d, r, refs)
             if score is _MISSING:
                 continue
             rows.append(
@@ -63,8 +63,9 @@ def long_table(
 _MISSING = object()
 
 
-def _decide(d, r, refs):
-    """(flag, score) of detector ``d`` on row ``r``; ``_MISSING`` where it cannot run."""
+def decide(d, r, refs: dict) -> tuple:
+    """(flag, score) of detector ``d`` on a ``detect`` table's row ``r`` (``refs``: reference
+    kind → its table by id, or None); score ``_MISSING`` where it cannot run."""
     if d.name in _OWN_SR:
         flag, margin = _OWN_SR[d.name]
         return (getattr(r, flag), getattr(r, margin)) if hasattr(r, flag) else (None, _MISSING)

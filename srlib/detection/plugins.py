@@ -39,8 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from srlib.detection import registry
+from srlib.detection.compare import decide
 from srlib.detection.contrasts import Arm, Contrast
 from srlib.detection.registry import Detector, register
 from srlib.errors import InputError
@@ -244,6 +246,27 @@ def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Count
             continue
         values.append(float(value) if found.higher_is_leaked else -float(value))
     return np.asarray(values, dtype=float), failed
+
+
+def rules(found: Sequence[Plugin]) -> list[Detector]:
+    """The threshold-free registry entries of the plug-ins ``found``: what decides alone."""
+    return [d for p in found for d in (p.rule, p.entry) if d is not None and d.threshold_free]
+
+
+def flag_column(rule: Detector) -> str:
+    """The column of a plug-in rule's per-sample flags: ``flag_<slug of its name>``."""
+    return f"flag_{slug(rule.name)}"
+
+
+def flags(table: pd.DataFrame, found: Sequence[Plugin]) -> dict[str, pd.Series]:
+    """Each plug-in rule's per-sample flag on a ``detect`` table (``flag_column``;
+    undecided: ``<NA>``), read as the comparison reads it (``compare.decide``)."""
+    out = {}
+    for d in rules(found):
+        if d.score in table:
+            each = [decide(d, row, {})[0] for row in table.itertuples()]
+            out[flag_column(d)] = pd.array(each, dtype="boolean")
+    return out
 
 
 GRAY_BASELINES = ("PPL", "Min-K%", "Min-K%++", "Zlib")

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import pickle
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -132,16 +133,22 @@ def shared(
     cache_dir: str | Path = ".srlib-cache/testbed",
     core_only: bool = True,
     progress: bool = False,
+    detectors: Sequence = (),
 ) -> Testbed:
     """The testbed every chapter that reads it opens, from the parameters ``srlib book``
     injects into each of them from ``runs.yml``'s one ``testbed:`` block (so they cannot
-    disagree): a named profile, other fields changed, a given base checkpoint."""
+    disagree): a named profile, other fields changed, a given base checkpoint; and a
+    chapter's own ``detectors`` (``plugins.load``), scored on every checkpoint it reads
+    (its replicates inherit them)."""
+    from srlib.detection.plugins import load
     from srlib.testbed.config import profile
 
     changes = dict(settings or {})
     if base_model:
         changes["base_model"] = base_model
-    return build(profile(profile_name, **changes), cache_dir, progress, core_only)
+    tb = build(profile(profile_name, **changes), cache_dir, progress, core_only)
+    tb.plugins = tuple(load(detectors))
+    return tb
 
 
 def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
