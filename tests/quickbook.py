@@ -41,7 +41,7 @@ ALONE = ["03-testbed", "04-detection", "00-benchmarks"]  # re-executed, two jobs
 COMPARED = ("03-testbed", "04-detection")  # whose tables the determinism test compares
 
 
-def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book")) -> None:
+def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book", "examples")) -> None:
     """The book's sources (without executed notebooks) into ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     for name in SOURCES:

@@ -36,14 +36,19 @@ def testbed_digests(
     for seed, rep in {tb.config.seed: tb, **(replicates or {})}.items():
         for key, table in rep.memo.items():
             if key[0] == "scores":
-                _, path, n, black = key
+                _, path, n, black, own = key
                 what = names.get(Path(path), Path(path).name)
                 setting = "gray+black" if black else "gray"
-                name = f"{what} n={n} {setting} (split seed {seed})"
+                name = f"{what} n={n} {setting}{_mine(own)} (split seed {seed})"
                 rows.append(row("scores", name, frame_digest(table)))
             elif key[0] == "calibration":
-                _, path, black = key
+                _, path, black, own = key
                 what = names.get(Path(path), Path(path).name)
-                name = f"calibration {what} {'gray+black' if black else 'gray'}"
+                name = f"calibration {what} {'gray+black' if black else 'gray'}{_mine(own)}"
                 rows.append(row("scores", name, frame_digest(table)))
     return rows
+
+
+def _mine(plugins: tuple) -> str:
+    """What a table's name adds for the plug-ins scored in it (nothing without any)."""
+    return " + " + ", ".join(name for name, *_ in plugins) if plugins else ""
