@@ -212,6 +212,11 @@ import numpy as np
 def mean_logprob(token_scores, text):
     """PPL's oriented score, written again: the same detector under another name."""
     return float(np.mean(token_scores.logprobs)) if len(token_scores.logprobs) else float("nan")
+
+
+def shortest(model, sample):
+    """A black-box score that never asks the model: shorter texts first."""
+    return -len(sample.text)
 '''
 
 
@@ -229,6 +234,7 @@ def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache
         [
             {"spec": f"{example}:sure_tokens", "name": "Sure tokens"},
             {"spec": f"{copies}:mean_logprob", "name": "PPL again", "with_rule": False},
+            {"spec": f"{copies}:shortest", "name": "Shortest"},
         ]
     )
     mine = dataclasses.replace(tb, plugins=tuple(found), memo={}, failures={})
@@ -237,6 +243,8 @@ def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache
     expected = [f"Sure tokens − {b}" for b in ("SR gray", "PPL", "Min-K%", "Min-K%++", "Zlib")]
     expected += ["SR Sure tokens − Sure tokens", "SR Sure tokens − SR gray (both calibrated)"]
     expected += [f"PPL again − {b}" for b in ("SR gray", "PPL", "Min-K%", "Min-K%++", "Zlib")]
+    expected += [f"Shortest − {b}" for b in ("SR black", "NGO", "n-gram acc")]
+    expected += ["SR Shortest − SR black (both calibrated)"]  # black-box: SR black's setting
     assert set(expected) <= set(own.index)
     assert (own.interval == "percentile").all() and (own.n > 0).all()
     assert ((own.low <= own.difference) & (own.difference <= own.high)).all()
@@ -247,13 +255,13 @@ def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache
     primary = claims[claims.role == "primary"].reset_index(drop=True)
     alone = claim_table({0: tb})
     assert primary.equals(alone[alone.role == "primary"].reset_index(drop=True))  # unmoved
-    assert set(plugin_failures({0: mine}).detector) <= {"Sure tokens", "PPL again"}
+    assert set(plugin_failures({0: mine}).detector) <= {"Sure tokens", "PPL again", "Shortest"}
     folders = lambda: sorted(p.name for p in (cache / "plugin-scores").iterdir())  # noqa: E731
     before = folders()
     copies.write_text(COPIES.replace("float(np.mean(", "float(np.average("))  # an edit
     (edited,) = plugins.load([{"spec": f"{copies}:mean_logprob", "name": "PPL again",
                                "with_rule": False}])  # fmt: skip
-    dataclasses.replace(tb, plugins=(found[0], edited), memo={}, failures={}).scores(
+    dataclasses.replace(tb, plugins=(found[0], edited, found[2]), memo={}, failures={}).scores(
         tb.runs[tb.main].checkpoints[-1]
     )
     added = sorted(set(folders()) - set(before))

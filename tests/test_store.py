@@ -36,14 +36,14 @@ def _keys() -> dict[str, str]:
 EDITS = {
     # the edited module → the artifact kinds whose own code changes (score tables import the
     # variant maker; downstream kinds also follow through their inputs, see test_testbed)
-    "srlib.transforms.rename": {"variants", "tables", "audit"},
-    "srlib.transforms.testcases": {"variants", "tables", "audit"},
-    "srlib.transforms.lexicon": {"variants", "tables", "audit"},
-    "srlib.execution.sandbox": {"variants", "tables", "audit"},
+    "srlib.transforms.rename": {"variants", "tables", "plugin-scores", "audit"},
+    "srlib.transforms.testcases": {"variants", "tables", "plugin-scores", "audit"},
+    "srlib.transforms.lexicon": {"variants", "tables", "plugin-scores", "audit"},
+    "srlib.execution.sandbox": {"variants", "tables", "plugin-scores", "audit"},
     "srlib.duplication.dedup.overlap": {"corpus"},
     "srlib.models.tiny": {"models"},
     "srlib.testbed.leak": {"runs"},
-    "srlib.detection.scoring": {"tables", "audit"},
+    "srlib.detection.scoring": {"tables", "plugin-scores", "audit"},
     "srlib.duplication.impact.classifiers": {"dedup-study"},
 }
 
