@@ -181,6 +181,13 @@ def test_the_detectors_parameter_reads_strings_and_dicts_and_infers_each_kind(sc
         plugins.load([{"spec": f"{scores}:rank_min_k", "threshold": 0.5}])
     with pytest.raises(plugins.BadPlugin, match="a dict with 'spec'"):
         plugins.load([42])
+    with pytest.raises(plugins.BadPlugin, match="share its column with 'SR rank_min_k'"):
+        plugins.load([{"spec": f"{scores}:fragile", "name": "Rank min-k"}])  # the same slug
+    (theirs,) = plugins.load([{"spec": f"{scores}:fragile", "needs_reference": True}])
+    assert registry.family("fragile") == registry.family("SR fragile") == "needs a reference model"
+    assert not registry.detector("fragile").deployable and "SR fragile" not in registry.names(
+        deployable=True
+    )
 
 
 def test_a_rule_plug_in_decides_by_its_margin_and_undecided_where_it_fails(memorised, scores):

@@ -168,12 +168,16 @@ def plugin(
     higher_is_leaked: bool = True,
     with_rule: bool = True,
     setting: str | None = None,
+    needs_reference: bool = False,
 ) -> Plugin:
     """Load ``spec``, check it, and register it as detector ``name`` (default: the function's
     name) of ``kind`` (default: read from its argument names): a score as a threshold
     baseline (unless ``family`` says otherwise) and, with ``with_rule``, the SR rule on it as
     ``SR <name>``; a rule as a self-referential detector of ``setting`` ("gray" unless
-    "black"). A name another detector has is an error; the same plug-in again is no change."""
+    "black"). ``needs_reference``: the function reads a model of its own beside the audited
+    one, so the registry files it under "needs a reference model" and never counts it
+    deployable. A name (or column) another detector has is an error; the same plug-in again
+    is no change."""
     function = load_function(spec)
     kind = kind or infer_kind(function, spec)
     check_signature(function, kind, spec)
@@ -184,24 +188,26 @@ def plugin(
     if setting not in (None, "gray", "black"):
         raise BadPlugin(f"{spec!r}: setting must be 'gray' or 'black', got {setting!r}")
     setting = "black" if kind == "black" else setting or "gray"
+    own = "needs a reference model" if needs_reference else None
+    alone = {"cite": spec, "deployable": not needs_reference}
     rule = None
     if kind == "rule":
-        entry = Detector(
-            name, family or "self-referential", f"plugin_{word}_margin", setting,
-            threshold_free=True, cite=spec,
-        )  # fmt: skip
+        entry = Detector(name, family or own or "self-referential", f"plugin_{word}_margin",
+                         setting, threshold_free=True, **alone)  # fmt: skip
     else:
-        entry = Detector(name, family or "threshold baseline", f"score_plugin_{word}", setting,
-                         cite=spec)  # fmt: skip
+        entry = Detector(name, family or own or "threshold baseline", f"score_plugin_{word}",
+                         setting, **alone)  # fmt: skip
         if with_rule:
-            rule = Detector(
-                f"SR {name}", "self-referential", f"plugin_{word}_scores", setting,
-                threshold_free=True, cite=spec,
-            )  # fmt: skip
+            rule = Detector(f"SR {name}", own or "self-referential", f"plugin_{word}_scores",
+                            setting, threshold_free=True, **alone)  # fmt: skip
     for each in (rule, entry):  # refuse before registering either
         taken = registry.DETECTORS.get(each.name) if each else None
         if taken is not None and taken != each:
             register(each)
+        clash = [d.name for d in registry.DETECTORS.values()
+                 if each and d.score == each.score and d.name != each.name]  # fmt: skip
+        if clash:
+            raise BadPlugin(f"{spec!r}: {name!r} would share its column with {clash[0]!r}")
     register(entry)
     if rule is not None:
         register(rule)
@@ -211,7 +217,7 @@ def plugin(
 def load(entries: Iterable[str | Mapping]) -> list[Plugin]:
     """The plug-ins a ``detectors`` parameter names: each a spec string, or a dict with
     ``spec`` and any of ``plugin``'s keywords (name, kind, family, higher_is_leaked,
-    with_rule, setting); an unknown key is an error naming it."""
+    with_rule, setting, needs_reference); an unknown key is an error naming it."""
     out = []
     for entry in entries:
         if isinstance(entry, str):
