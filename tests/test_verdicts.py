@@ -299,6 +299,9 @@ def test_the_claim_headline_counts_the_family_wise_verdicts_where_there_are_any(
     assert "Holm-adjusted across the family" in lead and "better in 0" in lead
     assert "no evidence of a difference in 2" in lead
     assert ppl.endswith("SR gray is better. Family-wise: no evidence (Holm-adjusted p = 0.06).")
+    _, zero, _ = claim_headline(claims.assign(p=0.0, p_holm=0.0, family_verdict="better"))
+    assert zero.endswith("Family-wise: better (Holm-adjusted p ≈ 0 (no resampled difference"
+                         " crossed zero)).")  # fmt: skip
 
 
 def test_the_claim_headline_on_one_seed_reads_that_seed():

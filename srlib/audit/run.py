@@ -30,8 +30,8 @@ from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
 from srlib.detection.metrics import flag_rate
+from srlib.detection.plugin_contrasts import flags as plugin_flags
 from srlib.detection.plugins import flag_column, rules
-from srlib.detection.plugins import flags as plugin_flags
 from srlib.detection.plugins import load as load_plugins
 from srlib.detection.pooled import contrasts, control_test, pooled_test
 from srlib.models.cache import CachedModel
@@ -310,7 +310,7 @@ DECISIONS = {"gray": "sr_gray", "black": "sr_black", "gray contrasted": "sr_gray
 
 
 def _decisions(found) -> dict[str, str]:
-    """``DECISIONS`` and each plug-in rule's name → its flag column (``plugins.flags``)."""
+    """``DECISIONS`` and each plug-in rule's name → its flag column (``plugin_contrasts.flags``)."""
     return DECISIONS | {d.name: flag_column(d) for d in rules(found)}
 
 

@@ -35,8 +35,9 @@ two-sided bootstrap p-value (twice the smaller share of resampled differences on
 side of zero, so p < 0.05 exactly where the 95% percentile interval excludes zero) is
 Holm-adjusted across the family within each part, and ``family_verdict`` says "better" or
 "worse" only where the adjusted p-value is below 0.05. A researcher's detectors
-(``plugins``) are a family of their own, role ``"plug-in"`` (``plugins.contrasts``), adjusted
-the same way and apart from the primary one, whose verdicts they cannot move."""
+(``plugins``) are a family of their own, role ``"plug-in"``
+(``plugin_contrasts.contrasts``), adjusted the same way and apart from the primary one,
+whose verdicts they cannot move."""
 
 from __future__ import annotations
 

@@ -83,7 +83,12 @@ def claim_headline(table: pd.DataFrame, role: str = "primary") -> list[str]:
         held = sum(direction(lo, hi) == alone for lo, hi in zip(same.low, same.high, strict=True))
         text = difference(row.a, row.b, row.difference, row.low, row.high, row.metric.upper())
         if family:
-            text += f" Family-wise: {verdict} (Holm-adjusted p = {row.p_holm:.2g})."
+            text += f" Family-wise: {verdict} (Holm-adjusted p {_p(row.p_holm)})."
         agree = f" Same interval verdict in {held} of {len(same)} seeds." if len(seeds) > 1 else ""
         out.append(text + agree)
     return out
+
+
+def _p(p: float) -> str:
+    """A bootstrap p-value as text: none of the resamples across zero is not a p of 0."""
+    return f"= {p:.2g}" if p > 0 else "≈ 0 (no resampled difference crossed zero)"

@@ -10,7 +10,7 @@ from srlib.detection.compare import common_decided, deployable, evaluate_detecto
 from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.metrics import metric_table
-from srlib.detection.plugins import contrasts as plugin_contrasts
+from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import rate_holds
 from srlib.testbed import experiment as ex
@@ -218,7 +218,7 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     read) on every replicate and pooled: each difference with its paired bootstrap interval
     (samples and calibration set resampled together, thresholds re-set inside) and verdict.
     With the testbed's plug-ins (and no ``contrasts`` given), their family too
-    (``plugins.contrasts``), computed apart: a plug-in that cannot score some samples
+    (``plugin_contrasts.contrasts``), computed apart: a plug-in that cannot score some samples
     shrinks its own comparisons' common decided set, never the primary family's."""
     first = next(iter(reps.values()))
     parts, config = claim_parts(reps), first.config
