@@ -273,3 +273,28 @@ def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache
     )
     added = sorted(set(folders()) - set(before))
     assert len(added) == 1 and added[0].startswith("score_plugin_ppl_again")  # only it rescored
+
+
+def test_failures_are_said_by_detector_and_texts(scores):
+    import pandas as pd
+
+    from srlib.testbed.verdicts import plugin_failures_said
+
+    found = tuple(plugins.load([{"spec": f"{scores}:fragile", "name": "Fragile"}]))
+    columns = ["seed", "detector", "checkpoint", "texts", "reason", "calls"]
+    none = pd.DataFrame([], columns=columns)
+    assert (
+        plugin_failures_said(none, ())
+        == "No detector of your own was given (parameter `detectors`)."
+    )
+    assert plugin_failures_said(none, found) == "Every call of Fragile was scored."
+    failed = pd.DataFrame(
+        [(0, "Fragile", "a", "evaluated", "raised ValueError", 2),
+         (1, "Fragile", "b", "evaluated", "not a finite number", 1),
+         (0, "Fragile", "a", "calibration", "raised ValueError", 4)],
+        columns=columns,
+    )  # fmt: skip
+    assert plugin_failures_said(failed, found) == (
+        "7 calls could not be scored, so their samples are undecided "
+        "(Fragile: 4 on calibration texts; Fragile: 3 on evaluated texts)."
+    )

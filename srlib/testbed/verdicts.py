@@ -171,3 +171,16 @@ def clean_fpr_summary(table: pd.DataFrame, nominal: float) -> str:
         f"more than the nominal {nominal:.0%} of another benchmark it never saw either "
         f"(95% interval above it){where if len(over) else ''}."
     )
+
+
+def plugin_failures_said(failures: pd.DataFrame, plugins: tuple) -> str:
+    """What ``report.plugin_failures`` found, in a sentence: no plug-in given, every call
+    scored, or how many calls of which detectors were left undecided (and on what)."""
+    if not plugins:
+        return "No detector of your own was given (parameter `detectors`)."
+    if failures.empty:
+        return "Every call of " + ", ".join(p.entry.name for p in plugins) + " was scored."
+    by = failures.groupby(["detector", "texts"]).calls.sum()
+    parts = [f"{name}: {calls} on {texts} texts" for (name, texts), calls in by.items()]
+    said = "; ".join(parts)
+    return f"{int(by.sum())} calls could not be scored, so their samples are undecided ({said})."
