@@ -97,6 +97,38 @@ def test_editing_a_detector_changes_its_source_key_and_nothing_else(scores):
     assert plugins.source_digest(plugins.load_function(f"{scores}:shorter")) == other
 
 
+HELPED = """
+SHARE = 0.2
+
+
+def _lows(values):
+    return sorted(values)[: max(1, int(len(values) * SHARE))]
+
+
+def helped(token_scores, text):
+    return sum(_lows(list(token_scores.logprobs))) / len(_lows(list(token_scores.logprobs)))
+
+
+def alone(token_scores, text):
+    return 0.0
+"""
+
+
+def test_a_helper_or_constant_of_its_file_is_part_of_a_detectors_key(tmp_path):
+    path = tmp_path / "helped.py"
+    keys = {}
+    for label, text in [
+        ("first", HELPED),
+        ("helper edited", HELPED.replace("[: max(1,", "[: max(2,")),
+        ("constant edited", HELPED.replace("SHARE = 0.2", "SHARE = 0.3")),
+    ]:
+        path.write_text(text)
+        keys[label] = {f: plugins.source_digest(plugins.load_function(f"{path}:{f}"))
+                       for f in ("helped", "alone")}  # fmt: skip
+    assert len({k["helped"] for k in keys.values()}) == 3  # each edit rescores it
+    assert len({k["alone"] for k in keys.values()}) == 1  # and not what does not use them
+
+
 def test_a_score_that_raises_or_is_not_a_number_is_undecided_and_counted(scores):
     found = plugins.plugin(f"{scores}:fragile", "Fragile", "gray")
     inputs = [(_scores(-1.0), "abc"), (_scores(), "x"), (_scores(-1.0), "nan")]

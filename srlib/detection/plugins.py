@@ -136,12 +136,38 @@ def check_signature(function: Callable, kind: str, spec: str = "") -> None:
 
 
 def source_digest(function: Callable) -> str:
-    """A digest of ``function``'s source (its bytecode where the source cannot be read)."""
-    try:
-        text = inspect.getsource(function).encode()
-    except (OSError, TypeError):
-        text = function.__code__.co_code
-    return hashlib.sha256(text).hexdigest()[:16]
+    """A digest of what ``function`` computes with: its source (its bytecode where the source
+    cannot be read) and, followed through the names it reads, the source of every function
+    and the value of every plain constant of its own module that it uses — so editing a
+    helper in the same file rescores the detectors that call it, and no other. What it
+    imports from other modules is not followed (keep a detector's logic in its file)."""
+    module = sys.modules.get(getattr(function, "__module__", None) or "")
+    h, seen, stack = hashlib.sha256(), set(), [function]
+    while stack:
+        f = stack.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        try:
+            h.update(inspect.getsource(f).encode())
+        except (OSError, TypeError):
+            h.update(f.__code__.co_code)
+        for name in sorted(_names(f.__code__)):
+            value = getattr(module, name, None)
+            if inspect.isfunction(value) and value.__module__ == function.__module__:
+                stack.append(value)
+            elif isinstance(value, int | float | str | bytes | tuple | frozenset):
+                h.update(f"{name}={value!r}".encode())
+    return h.hexdigest()[:16]
+
+
+def _names(code) -> set[str]:
+    """The global names a code object and the code nested in it (lambdas, comprehensions) read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _names(const)
+    return names
 
 
 def infer_kind(function: Callable, spec: str = "") -> str:
