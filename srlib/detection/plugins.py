@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import inspect
+import linecache
 import math
 import re
 import sys
+import types
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -108,16 +109,21 @@ def load_function(spec: str) -> Callable:
 
 
 def _module(where: str):
-    """The module at a ``.py`` path, or importable by dotted name."""
+    """The module at a ``.py`` path, or importable by dotted name. A file is compiled from the
+    text read now, which is also what ``inspect`` is given to read back (no cached bytecode
+    or source lines of an earlier version, however quickly the file was edited)."""
     if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
             raise BadPlugin(f"no detector file {path}")
-        name = "srlib_plugin_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
+        file = str(path.resolve())
+        name = "srlib_plugin_" + hashlib.sha256(file.encode()).hexdigest()[:12]
+        text = path.read_text(encoding="utf-8")
+        linecache.cache[file] = (len(text), None, text.splitlines(keepends=True), file)
+        module = types.ModuleType(name)
+        module.__file__ = file
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        exec(compile(text, file, "exec"), module.__dict__)
         return module
     return importlib.import_module(where)
 
