@@ -42,7 +42,8 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
     "models": ("srlib.testbed.train",),  # tokenizer, tiny GPT-2, training loop
     "runs": ("srlib.testbed.leak",),  # continued pre-training with the leak
     "tables": ("srlib.detection.detect", "srlib.models.hf", "srlib.models.cache"),  # scores
-    "plugin-scores": ("srlib.detection.detect",),  # one plug-in's columns (its source: input)
+    "plugin-scores": ("srlib.detection.detect", "srlib.models.hf", "srlib.models.cache"),  # one
+    # plug-in's columns, from the same model calls as the tables (its own source: an input)
     "dedup-study": ("srlib.duplication.impact.study",),  # folds' results of every detector
     "audit": ("srlib.audit.run",),  # an audit's parts, variants and summary
 }

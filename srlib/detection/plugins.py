@@ -229,12 +229,11 @@ def plugin(
         if with_rule:
             rule = Detector(f"SR {name}", own or "self-referential", f"plugin_{word}_scores",
                             setting, threshold_free=True, **alone)  # fmt: skip
-    for each in (rule, entry):  # refuse before registering either
-        taken = registry.DETECTORS.get(each.name) if each else None
-        if taken is not None and taken != each:
-            register(each)
+    for each in [d for d in (rule, entry) if d is not None]:  # refuse before registering either
+        if registry.DETECTORS.get(each.name, each) != each:
+            register(each)  # a name another detector has: DetectorCollision, naming it
         clash = [d.name for d in registry.DETECTORS.values()
-                 if each and d.score == each.score and d.name != each.name]  # fmt: skip
+                 if d.score == each.score and d.name != each.name]  # fmt: skip
         if clash:
             raise BadPlugin(f"{spec!r}: {name!r} would share its column with {clash[0]!r}")
     register(entry)
