@@ -32,6 +32,9 @@ def _book(args: argparse.Namespace) -> int:
         return 0 if not parts else 2
     if args.allow_corpus_change:
         os.environ["SRLIB_ALLOW_CORPUS_CHANGE"] = "1"  # the kernels inherit it
+    from srlib.models import numerics
+
+    print(f"[book] {numerics.said()}")  # the kernels every chapter computes with
     book.execute(quick=args.quick, only=args.only, force=args.force, jobs=args.jobs)
     if not args.no_build:
         print(f"[book] built {book.build()}")

@@ -80,7 +80,8 @@ def text_digest(texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-DIGEST_ORDER = ("corpus", "model", "scores", "claims")  # a build's pipeline, earliest first
+DIGEST_ORDER = ("numerics", "corpus", "model", "scores", "claims")  # a build's pipeline, earliest
+# first: the kernels it computed with (``srlib.models.numerics``), then what it built
 _NOT_RESULTS = {MANIFEST}  # the store's manifest holds paths and code hashes, not results
 
 

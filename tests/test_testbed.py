@@ -106,7 +106,9 @@ def test_profiles_and_keys():
     with pytest.raises(ValueError, match="epoch"):
         quick.replace(epoch=3)
     assert digest(quick) == digest(profile("quick")) != digest(quick.replace(epochs=3))
-    assert profile("cpu").train_dtype == "bfloat16"  # pinned, whatever the machine's units
+    assert profile("cpu").train_dtype == "float32"  # portable: the same weights on every CPU
+    assert profile("cpu-bf16") == profile("cpu", train_dtype="bfloat16")  # the named opt-in
+    assert digest(profile("cpu-bf16")) != digest(profile("cpu"))  # keyed apart
     with pytest.raises(ValueError, match="unknown training dtype 'half'"):
         quick.replace(train_dtype="half")
 
@@ -126,9 +128,9 @@ def test_training_precision_is_keyed_and_reaches_every_training():
     from srlib.testbed.build import _settings, leak_settings
     from srlib.testbed.train import model_artifact
 
-    fp32 = profile("quick", train_dtype="float32")
+    fp32 = profile("quick")
     assert leak_settings(fp32).dtype == _settings(fp32, fp32.model, 1, 0).dtype == "float32"
-    bf16 = profile("quick")
+    bf16 = profile("quick", train_dtype="bfloat16")
     assert leak_settings(bf16).dtype == _settings(bf16, bf16.model, 1, 0).dtype == "bfloat16"
     keys = {
         model_artifact(["x"], ["x"], _settings(c, c.model, 1, 0), "m").key for c in (fp32, bf16)

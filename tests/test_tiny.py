@@ -90,7 +90,8 @@ def test_training_dtype_is_checked_before_training():
 
 
 def test_bf16_units_read_from_the_cpu_flags():
-    from srlib.models.cpu import bf16_units, cpu_flags
+    from srlib.models.cpu import bf16_units
+    from srlib.models.numerics import cpu_flags
 
     info = "processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 amx_tile amx_bf16\n"
     assert cpu_flags(info) == {"fpu", "sse2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"}

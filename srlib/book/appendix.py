@@ -17,6 +17,7 @@ import pandas as pd
 
 from srlib.book.digests import collect
 from srlib.book.download import csv_link
+from srlib.models import numerics
 from srlib.models.cpu import bf16_units
 from srlib.store import write_json
 
@@ -81,6 +82,8 @@ def _machine() -> list[tuple[str, str]]:
         ("GPU", gpu),
         ("CPU bf16 units (bfloat16 training)", bf16_units()),
         ("torch CPU kernels", kernels),
+        ("numerics", numerics.said()),
+        *((f"pinned {k}", v) for k, v in numerics.state().items() if k in numerics.PINNED),
     ]
 
 

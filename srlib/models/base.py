@@ -93,7 +93,10 @@ def torch_threads(threads: int | None) -> Iterator[None]:
     """Run the block with torch on exactly ``threads`` CPU threads (None: as it is). CPU
     numerics depend on the thread count (reductions are split differently), so training
     and scoring fix it: a table then depends on its parameters, not on how many chapters ran
-    beside it."""
+    beside it. The kernels are checked first (``numerics.require``): the pin must be in force."""
+    from srlib.models.numerics import require
+
+    require()
     if threads is None:
         yield
         return

@@ -8,7 +8,8 @@ import contextlib
 import ctypes
 import ctypes.util
 import functools
-from pathlib import Path
+
+from srlib.models.numerics import cpu_flags
 
 TRAIN_DTYPES = ("float32", "bfloat16", "float16")
 """Training precisions: float32 throughout, or autocast to bfloat16 / float16 (GPU only)."""
@@ -39,27 +40,17 @@ def attention(device: str) -> str:
     return "sdpa" if device.startswith("cuda") else "eager"
 
 
-def cpu_flags(cpuinfo: str | None = None) -> set[str]:
-    """The processor's feature flags (Linux ``/proc/cpuinfo``; empty where it cannot be read)."""
-    if cpuinfo is None:
-        path = Path("/proc/cpuinfo")
-        cpuinfo = path.read_text(errors="replace") if path.is_file() else ""
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
-    return set()
-
-
 def bf16_units(flags: set[str] | None = None) -> str:
-    """Which bf16 matrix units this CPU has (AMX tiles, AVX-512 BF16) — what makes bfloat16
-    training faster here; without them it is emulated and slower, with the same weights."""
+    """Which bf16 matrix units this CPU has (AMX tiles, AVX-512 BF16) — what makes the
+    ``cpu-bf16`` profile fast here; without them bfloat16 is emulated (7–8× slower) and the
+    weights differ with the kernels that emulate it (another build's numbers either way)."""
     flags = cpu_flags() if flags is None else flags
     units = [
         name
         for flag, name in (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 BF16"))
         if flag in flags
     ]
-    return ", ".join(units) if units else "none (bfloat16 is emulated: slower, same weights)"
+    return ", ".join(units) if units else "none (bfloat16 would be emulated: much slower)"
 
 
 @functools.cache

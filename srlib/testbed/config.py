@@ -1,5 +1,6 @@
 """The controlled testbed's one configuration (a nanoGPT-style size card) and its named
-profiles: ``cpu`` (the book's default on a 2-core machine), ``quick`` (tests, seconds) and
+profiles: ``cpu`` (the book's default on a 2-core machine, float32 with portable kernels),
+``cpu-bf16`` (the same in bfloat16, for CPUs with bf16 units), ``quick`` (tests, seconds) and
 ``gpu`` (a real checkpoint continued-pre-trained on a GPU). A profile is a starting point:
 ``profile("cpu", epochs=4)`` changes one field, and every artefact is cached under a hash of
 the fields it depends on, so a changed field retrains only what depends on it."""
@@ -76,10 +77,10 @@ class TestbedConfig:
     device: str = "cpu"  # torch device for training and scoring
     threads: int = 1  # CPU threads of training and scoring: the numbers depend on it, so it is
     # fixed (not taken from the machine or from how many chapters run beside)
-    train_dtype: str = "bfloat16"  # training precision: the forward pass autocast to bfloat16
-    # (weights and optimiser state float32), on every machine — a profile resolves the same
-    # everywhere; a CPU without bf16 units runs it slower (the appendix names the units).
-    # "float32": full precision, other weights (``bench/precision.py`` sets the two side by side)
+    train_dtype: str = "float32"  # training precision, on every machine with the portable
+    # kernels (srlib.models.numerics): the same weights on any x86-64 CPU. "bfloat16": the forward
+    # pass autocast (weights and optimiser state float32), the ``cpu-bf16`` profile for CPUs
+    # with bf16 units — other weights (``bench/precision.py`` sets the two side by side)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 16  # texts per forward pass
     max_new_tokens: int = 48  # black-box: tokens generated after each prefix
@@ -100,6 +101,9 @@ class TestbedConfig:
 
 PROFILES: dict[str, TestbedConfig] = {
     "cpu": TestbedConfig(),
+    "cpu-bf16": TestbedConfig(train_dtype="bfloat16"),  # another build's numbers: run it with
+    # SRLIB_NUMERICS=native on a CPU with bf16 units (AMX, AVX-512 BF16; elsewhere emulated, 7-8x
+    # slower); every artefact it trains is keyed apart from the ``cpu`` profile's
     "quick": TestbedConfig(
         limit=12,
         n=2,
@@ -140,7 +144,8 @@ PROFILES: dict[str, TestbedConfig] = {
         black_box_stages="all",
     ),
 }
-"""Named starting points: ``cpu`` for the book, ``quick`` for tests, ``gpu`` for real models."""
+"""Named starting points: ``cpu`` for the book (``cpu-bf16`` on bf16 units), ``quick`` for
+tests, ``gpu`` for real models."""
 
 
 def profile(name: str, **changes: Any) -> TestbedConfig:

@@ -1,12 +1,14 @@
 """The digests of what a testbed built, named by their role (not by cache paths), so two
 builds in different folders or on different machines can be compared row by row
-(``srlib.book.digests``): the corpus, the base and reference models, every checkpoint of
-every run (each replicate's too) and every score table computed so far."""
+(``srlib.book.digests``): the kernels they were computed with, the corpus, the base and
+reference models, every checkpoint of every run (each replicate's too) and every score table
+computed so far."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from srlib.models import numerics
 from srlib.store import folder_digest, frame_digest, row
 from srlib.testbed.testbed import Testbed
 
@@ -28,7 +30,8 @@ def testbed_digests(
     """Digest rows of the corpus, every model (``models``: more label → folder, such as the
     audit's zoo) and every score table the testbed and its ``replicates`` remembered."""
     check = tb.corpus.check or {}
-    rows = [row("corpus", "training corpus", tb.corpus.digest(), check.get("status", ""))]
+    rows = [row("numerics", "kernels", numerics.label(), numerics.said())]
+    rows.append(row("corpus", "training corpus", tb.corpus.digest(), check.get("status", "")))
     names = checkpoint_names(tb, replicates)
     for label, folder in (models or {}).items():
         names.setdefault(Path(folder), label)
