@@ -38,6 +38,11 @@ def _book(args: argparse.Namespace) -> int:
     book.execute(quick=args.quick, only=args.only, force=args.force, jobs=args.jobs)
     if not args.no_build:
         print(f"[book] built {book.build()}")
+    if args.record_digests:
+        from srlib.book.digests import load, record_locked
+
+        built = "quick" if args.quick else "full"
+        print(f"[book] {built} build's digests recorded in {record_locked(load('.'), built)}")
     return 0
 
 
@@ -262,6 +267,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="compare this build's digests with another's (its folder or digests.json/.csv)",
     )
     p.add_argument("--compare-with", default=".", help="this build's folder (default: here)")
+    p.add_argument(
+        "--record-digests",
+        action="store_true",
+        help="record this build's digests of record in the lock (with --quick: what tests check)",
+    )
     p.set_defaults(func=_book)
 
     p = command("corpus", "build the testbed's training corpus from the locked sources, check it")

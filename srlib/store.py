@@ -49,6 +49,14 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
 }
 """Artifact kind → the srlib modules that produce it (with all they import, transitively)."""
 
+COMPUTED = {"models", "runs", "tables", "plugin-scores", "dedup-study", "audit"}
+"""Kinds whose values depend on the CPU kernels: keyed on the numerics too, unless portable."""
+
+NUMERICS: dict[str, str] = {}
+"""The numerics this process computes with (``srlib.models.numerics.pin`` fills it): a mode
+and its kernel settings. Artifacts of ``COMPUTED`` kinds made under any mode but the portable
+one are keyed apart (another build's numbers never reuse the portable build's cache)."""
+
 
 class FolderInUse(InputError):
     """An output folder holds another run's results: reusing it would report them."""
@@ -179,15 +187,21 @@ class Artifact:
             raise ValueError(f"unknown artifact kind {self.kind!r}; known: {sorted(PRODUCERS)}")
         object.__setattr__(self, "code", code_digests(PRODUCERS[self.kind]))
 
+    def _inputs(self) -> dict[str, Any]:
+        """The inputs as keyed: with the numerics where they are not the portable ones."""
+        inputs = {k: _jsonable(v) for k, v in self.inputs.items()}
+        if self.kind in COMPUTED and NUMERICS.get("mode", "portable") != "portable":
+            inputs["numerics"] = dict(NUMERICS)
+        return inputs
+
     @property
     def key(self) -> str:
-        """The hash of the inputs and of every producer's source."""
-        return digest(self.kind, {k: _jsonable(v) for k, v in self.inputs.items()}, self.code)
+        """The hash of the inputs (the numerics among them) and of every producer's source."""
+        return digest(self.kind, self._inputs(), self.code)
 
     def manifest(self) -> dict[str, Any]:
         """What the artifact was made from, written beside it and checked on reuse."""
-        inputs = {k: _jsonable(v) for k, v in self.inputs.items()}
-        return {"kind": self.kind, "key": self.key, "inputs": inputs, "code": self.code}
+        return {"kind": self.kind, "key": self.key, "inputs": self._inputs(), "code": self.code}
 
 
 def differences(saved: dict[str, Any], wanted: dict[str, Any]) -> list[str]:

@@ -12,8 +12,9 @@ waits for one; the tests that read them run just before the book's); then it exe
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
 suite's), then builds the HTML with its checks while it re-executes the testbed and detection
 chapters with ``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
-and scoring their testbed afresh on the same corpus and variants), for the test that the
-tables do not depend on jobs or neighbours. It writes
+and scoring their testbed afresh on the same corpus and variants, with ``OTHER_KERNELS`` in
+the environment they start from), for the test that the tables depend neither on jobs and
+neighbours nor on the caller's kernel settings. It writes
 ``result.json`` (or the traceback) when done; its output goes to ``log.txt``.
 
 Running it beside the suite's other tests uses the machine's second core, which the suite
@@ -39,6 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("_config.yml", "_toc.yml", "runs.yml", "references.bib")
 ALONE = ["03-testbed", "04-detection", "00-benchmarks"]  # re-executed, two jobs
 COMPARED = ("03-testbed", "04-detection")  # whose tables the determinism test compares
+OTHER_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+"""The rerun's caller environment: other kernels than the pin's (``srlib.models.numerics``)."""
 
 
 def copy_sources(root: Path, folders: tuple[str, ...] = ("notebooks", "book", "examples")) -> None:
@@ -180,6 +183,7 @@ def main(folder: Path) -> None:
         with ThreadPoolExecutor(max_workers=1) as pool:
             html = pool.submit(book.build, folder / "book")
             seed_untrained(folder / "testbed", folder / "alone" / ".srlib-cache" / "testbed")
+            os.environ.update(OTHER_KERNELS)  # a caller's shell: the kernels must not follow it
             alone = book.execute(folder / "alone", quick=True, force=True, jobs=2, only=ALONE)
             result["alone"] = [str(p) for p in alone if p.stem in COMPARED]
             result["index"] = str(html.result())

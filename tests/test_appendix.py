@@ -157,3 +157,44 @@ def test_table_and_folder_digests_follow_content_only(tmp_path):
     assert folder_digest(tmp_path / "one") == folder_digest(tmp_path / "two")
     (tmp_path / "two" / "model.safetensors").write_bytes(b"other weights")
     assert folder_digest(tmp_path / "one") != folder_digest(tmp_path / "two")
+
+
+def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp_path):
+    """``locked_rows`` picks the numerics, corpus, base, the main run's last checkpoint, its
+    first score table and the claim table; recorded, the same rows check clean and a changed
+    checkpoint is named first."""
+    import shutil
+
+    from srlib.book.digests import check_locked, locked_rows, record_locked
+    from srlib.testbed.sources import lock_path
+
+    lock = shutil.copy(lock_path(), tmp_path / "lock.json")
+    rows = [
+        {"what": "numerics", "name": "kernels", "digest": "portable AVX2"},
+        {"what": "corpus", "name": "training corpus", "digest": "c0"},
+        {"what": "model", "name": "reference", "digest": "r0"},
+        {"what": "model", "name": "base", "digest": "b0"},
+        {"what": "model", "name": "main seed 0 epoch 1", "digest": "m1"},
+        {"what": "model", "name": "main seed 0 epoch 2", "digest": "m2"},
+        {"what": "scores", "name": "main seed 0 epoch 1 n=2 gray (split seed 0)", "digest": "s1"},
+        {"what": "scores", "name": "main seed 0 epoch 2 n=2 gray (split seed 0)", "digest": "s2"},
+        {"what": "scores", "name": "main seed 0 epoch 2 n=3 gray (split seed 0)", "digest": "s3"},
+        {"what": "claims", "name": "claim table", "digest": "k0"},
+    ]
+    names = [r["name"] for r in locked_rows(rows)]
+    assert names == [
+        "kernels",
+        "training corpus",
+        "base",
+        "main seed 0 epoch 2",
+        "main seed 0 epoch 2 n=2 gray (split seed 0)",
+        "claim table",
+    ]
+    assert check_locked(rows, "test", lock) == [
+        "the lock records no test build (srlib book --quick --record-digests)"
+    ]
+    record_locked(rows, "test", lock)
+    assert check_locked(rows, "test", lock) == []
+    moved = [r | {"digest": "zz"} if r["digest"] in ("m2", "k0") else r for r in rows]
+    parted = check_locked(moved, "test", lock)
+    assert parted[0].startswith("model main seed 0 epoch 2: zz here, m2 there") and len(parted) == 2

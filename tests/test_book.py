@@ -4,6 +4,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import quickbook
 
 from srlib.book import runner as book
 
@@ -229,6 +230,20 @@ def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(qu
         assert not parted, f"{out.name}: the builds' digests part at " + "; ".join(parted)
         theirs = _tables(root_two / book.EXECUTED / out.name)
         assert theirs and _tables(out) == theirs, out.name
+
+
+@pytest.mark.notebook
+def test_the_quick_build_gives_the_digests_the_lock_records(quick_book):
+    """The lock records the quick build's numerics, corpus, base model, main run's last
+    checkpoint, its score table and claim table as built on our machine; this machine rebuilt
+    them (the second time with other kernels in the caller's environment): the same digests."""
+    from srlib.book.digests import check_locked, collect
+
+    root, _, _, alone = quick_book
+    first = collect([root / book.EXECUTED / f"{stem}.ipynb" for stem in quickbook.COMPARED])
+    for rows, how in ((first, "built"), (collect(alone), "rebuilt with other caller kernels")):
+        parted = check_locked(rows)
+        assert not parted, f"the quick build {how} here parts from the lock: " + "; ".join(parted)
 
 
 def test_no_notebook_chooses_its_words_by_comparing_numbers():

@@ -2,7 +2,10 @@
 model, every score table and the claim table. A chapter publishes its rows (``publish``: a
 table whose output carries them, in a cell tagged ``digests``); the appendix collects them in
 pipeline order and writes ``book/digests.json``; ``compare`` says where two builds part,
-first difference first (``srlib book --compare OTHER``)."""
+first difference first (``srlib book --compare OTHER``). The lock (``data/corpus/lock.json``)
+records a few rows of the quick build (``locked_rows``): every test run rebuilds them and
+compares, so every machine checks itself against ours (``srlib book --quick --record-digests``
+records them anew)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import pandas as pd
 
 from srlib.errors import InputError
 from srlib.store import DIGEST_ORDER as ORDER
+from srlib.store import atomic_path
 
 KEY = "srlib-digests"  # the output metadata field that carries a chapter's rows
 
@@ -89,3 +93,42 @@ def _position(key: tuple[str, str], *builds: list[dict]) -> int:
 
 def _short(value: str | None) -> str:
     return value[:16] if value else "absent"
+
+
+def locked_rows(rows: list[dict]) -> list[dict]:
+    """The rows a lock records of a build: its numerics, the corpus, the base model, the main
+    run's last checkpoint (first seed), that checkpoint's first score table, the claim table."""
+    models = [r["name"] for r in rows if r["what"] == "model" and r["name"].startswith("main ")]
+    last = models[-1] if models else None
+    picked, scored = [], False
+    for r in rows:
+        keep = r["what"] in ("numerics", "corpus", "claims")
+        keep |= r["what"] == "model" and r["name"] in ("base", last)
+        if r["what"] == "scores" and last and r["name"].startswith(last + " ") and not scored:
+            keep = scored = True
+        if keep:
+            picked.append({k: r[k] for k in ("what", "name", "digest")})
+    return picked
+
+
+def check_locked(rows: list[dict], build: str = "quick", path=None) -> list[str]:
+    """Where ``rows`` (a build's digests) part from the lock's record of ``build``, first
+    difference first; a lock without that record is one line saying so."""
+    from srlib.testbed.sources import read_lock
+
+    recorded = read_lock(path)["doc"].get("builds", {}).get(build)
+    if not recorded:
+        return [f"the lock records no {build} build (srlib book --quick --record-digests)"]
+    return compare(locked_rows(rows), recorded)
+
+
+def record_locked(rows: list[dict], build: str = "quick", path=None) -> Path:
+    """Write ``locked_rows(rows)`` into the lock as the record of ``build``; the lock's path."""
+    from srlib.testbed.sources import read_lock
+
+    lock = read_lock(path)
+    doc = lock["doc"]
+    doc.setdefault("builds", {})[build] = locked_rows(rows)
+    with atomic_path(lock["path"]) as tmp:
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return lock["path"]

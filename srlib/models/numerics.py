@@ -20,6 +20,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from srlib import store
+
 OPT_OUT = "SRLIB_NUMERICS"
 """Environment variable: ``native`` keeps the machine's own kernels (another build's numbers)."""
 
@@ -40,7 +42,8 @@ another build's numbers than ``PINNED``)."""
 
 
 class NumericsError(RuntimeError):
-    """torch computes with other kernels than the pin says (it was imported before srlib)."""
+    """torch computes with other kernels than the pin says (torch picks its kernels at its
+    first operation: one ran before ``import srlib``)."""
 
 
 def cpu_flags(cpuinfo: str | None = None) -> set[str]:
@@ -78,6 +81,7 @@ def pin() -> str:
     ``import srlib``, so before torch in every process that imports srlib first."""
     mode, values = target()
     os.environ.update(values)
+    store.NUMERICS.update({"mode": mode, **values})  # computed artifacts are keyed on it
     return mode
 
 
