@@ -22,13 +22,15 @@ def _book(args: argparse.Namespace) -> int:
     if args.compare:
         from srlib.book.digests import compare, load
 
-        mine = load(args.compare_with)
-        parts = compare(mine, load(args.compare))
+        mine, other = load(args.compare_with), load(args.compare)
+        parts = compare(mine, other)
         print(
             f"{len(mine)} digests compared: "
             + ("identical" if not parts else f"{len(parts)} differ")
         )
         print("\n".join(parts))
+        if parts:
+            _how_far(mine, other, args)
         return 0 if not parts else 2
     if args.allow_corpus_change:
         os.environ["SRLIB_ALLOW_CORPUS_CHANGE"] = "1"  # the kernels inherit it
@@ -44,6 +46,26 @@ def _book(args: argparse.Namespace) -> int:
         built = "quick" if args.quick else "full"
         print(f"[book] {built} build's digests recorded in {record_locked(load('.'), built)}")
     return 0
+
+
+def _how_far(mine: list[dict], other: list[dict], args: argparse.Namespace) -> None:
+    """Print how far the differing score and claim tables part, where both builds kept them."""
+    import pandas as pd
+
+    from srlib.book.digests import root_of
+    from srlib.book.parting import parting
+
+    scores, claims = parting(mine, other, root_of(args.compare_with), root_of(args.compare))
+    if scores.empty and claims.empty:
+        print("(no table's numbers kept by both builds: compared by digest only)")
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        if not scores.empty:
+            print("\nscore tables, here against there:")
+            print(scores.to_string(index=False, float_format="{:.3g}".format))
+        if not claims.empty:
+            changed = int(claims["verdict changed"].sum())
+            print(f"\nclaim rows ({changed} family-wise verdicts changed):")
+            print(claims.to_string(index=False, float_format="{:+.3f}".format))
 
 
 def _corpus(args: argparse.Namespace) -> int:

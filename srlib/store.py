@@ -116,6 +116,12 @@ def row(what: str, name: str, value: str, note: str = "") -> dict:
     return {"what": what, "name": name, "digest": value, "note": note}
 
 
+def frame_row(what: str, name: str, frame: Any, note: str = "") -> dict:
+    """A digest row of a table that also carries the table (``frame``), so a publisher can keep
+    its numbers for ``srlib book --compare`` to read."""
+    return row(what, name, frame_digest(frame), note) | {"frame": frame}
+
+
 def _module_name(module: str | ModuleType) -> str:
     return module if isinstance(module, str) else module.__name__
 

@@ -22,14 +22,47 @@ from srlib.store import atomic_path
 KEY = "srlib-digests"  # the output metadata field that carries a chapter's rows
 
 
+TABLES = Path("book") / "tables"  # under the build's root: the published tables' numbers
+
+
 def publish(rows: list[dict]) -> pd.DataFrame:
     """Show ``rows`` as a table whose output metadata carries them for the appendix (tag the
-    cell ``digests``); returns the table."""
+    cell ``digests``); a row that carries its table (``store.frame_row``) keeps its numbers in
+    ``TABLES`` (named by digest, the path in its ``file``) for ``srlib book --compare``.
+    Returns the rows as a table."""
     from IPython.display import display
 
-    table = pd.DataFrame(rows, columns=["what", "name", "digest", "note"])
-    display(table.assign(digest=table.digest.str[:16]), metadata={KEY: rows})
-    return table
+    rows = [_kept(r) for r in rows]
+    shown = pd.DataFrame(rows, columns=["what", "name", "digest", "note"])
+    display(shown.assign(digest=shown.digest.str[:16]), metadata={KEY: rows})
+    return pd.DataFrame(rows)  # with each kept table's file
+
+
+def _kept(row: dict) -> dict:
+    """``row`` without its table, which is written to ``TABLES`` (once per digest)."""
+    if "frame" not in row:
+        return row
+    row = dict(row)
+    frame = row.pop("frame")
+    file = TABLES / f"{row['digest']}.parquet"
+    if not file.is_file():
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(file) as tmp:
+            frame.to_parquet(tmp)
+    return row | {"file": str(file)}
+
+
+def root_of(path: str | os.PathLike[str]) -> Path | None:
+    """The build folder a digests path names (the folder itself, or the one holding its
+    ``book/digests.json``), where the rows' ``file`` paths start; None for a lone file."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if path.name == "digests.json" and path.parent.name == "book":
+        return path.parent.parent
+    if path.name == "digests.json" and path.parent.name == "html":
+        return path.parent.parent.parent
+    return None
 
 
 def collect(executed: list[Path]) -> list[dict]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from srlib.models import numerics
-from srlib.store import folder_digest, frame_digest, row
+from srlib.store import folder_digest, frame_row, row
 from srlib.testbed.testbed import Testbed
 
 
@@ -43,12 +43,12 @@ def testbed_digests(
                 what = names.get(Path(path), Path(path).name)
                 setting = "gray+black" if black else "gray"
                 name = f"{what} n={n} {setting}{_mine(own)} (split seed {seed})"
-                rows.append(row("scores", name, frame_digest(table)))
+                rows.append(frame_row("scores", name, table))
             elif key[0] == "calibration":
                 _, path, black, own = key
                 what = names.get(Path(path), Path(path).name)
                 name = f"calibration {what} {'gray+black' if black else 'gray'}{_mine(own)}"
-                rows.append(row("scores", name, frame_digest(table)))
+                rows.append(frame_row("scores", name, table))
     return rows
 
 
