@@ -246,6 +246,21 @@ def test_the_quick_build_gives_the_digests_the_lock_records(quick_book):
         assert not parted, f"the quick build {how} here parts from the lock: " + "; ".join(parted)
 
 
+@pytest.mark.notebook
+def test_executed_chapters_keep_few_progress_redraws(quick_book):
+    """A kernel's progress bars redraw at most every ``PROGRESS_SECONDS`` (an executed
+    testbed notebook once held 4,613 progress outputs); the rendered pages drop stderr."""
+    _, outputs, _, _ = quick_book
+    for path in outputs:
+        redraws = sum(
+            out.text.count("\r")
+            for cell in nbformat.read(path, as_version=4).cells
+            for out in cell.get("outputs", [])
+            if out.output_type == "stream" and out.name == "stderr"
+        )
+        assert redraws <= 150, f"{path.name}: {redraws} progress redraws stored"
+
+
 def test_no_notebook_chooses_its_words_by_comparing_numbers():
     """Verdicts live in the library (tested); a notebook only prints them. Caught here: an
     ``if`` or a conditional expression that orders numbers, or a pick of the best by value."""

@@ -106,3 +106,12 @@ def test_freed_memory_is_kept_where_glibc_allocates():
     from srlib.models.cpu import keep_freed_memory
 
     assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
+
+
+def test_training_shows_steps_tokens_per_second_and_time_left(capsys):
+    texts = python_sources(20_000)
+    tok = train_tokenizer(texts, vocab_size=300)
+    net = tiny_gpt2(tok, TinyConfig(n_layer=1, n_head=2, n_embd=32, n_positions=64))
+    train_lm(net, tok, texts, steps=3, batch_size=2, block_size=32, progress="training x")
+    err = capsys.readouterr().err
+    assert "training x" in err and "3/3" in err and "tokens/s" in err and "<00:00" in err

@@ -29,6 +29,7 @@ from srlib.store import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = Path("book/_executed")
+PROGRESS_SECONDS = 30  # a kernel's progress bars redraw at most this often (tqdm reads it)
 KERNEL_THREADS = 1  # per kernel, for every --jobs: the same commit gives the same numbers
 
 
@@ -201,11 +202,13 @@ def _kernel_threads(jobs: int):
     """Every kernel gets ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is and
     whichever chapters run beside it: numerics depend on thread counts, so a chapter's
     tables must not depend on how the book was run (the testbed also fixes torch's, in its
-    config). The environment is restored afterwards; a value the user set is kept."""
+    config). Progress bars redraw at most every ``PROGRESS_SECONDS`` (an executed notebook
+    keeps every redraw). The environment is restored afterwards; a value the user set is kept."""
     names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-    saved = {name: os.environ.get(name) for name in names}
+    saved = {name: os.environ.get(name) for name in (*names, "TQDM_MININTERVAL")}
     for name in names:
         os.environ.setdefault(name, str(KERNEL_THREADS))
+    os.environ.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
     try:
         yield
     finally:

@@ -77,16 +77,38 @@ def train_lm(
     seed: int = 0,
     threads: int | None = 1,
     dtype: str = "float32",
+    progress: str | None = None,
 ) -> list[float]:
     """Train on ``texts`` (joined by EOS, cut into blocks) for ``steps`` on ``threads`` CPU
     threads (the losses and weights depend on it), the forward pass autocast to ``dtype``
-    (weights and optimiser state stay float32); returns the losses."""
+    (weights and optimiser state stay float32); returns the losses. ``progress``: the label
+    of a progress bar (steps, tokens/s, time left), None for none."""
     check_dtype(dtype)
     with torch_threads(threads):
-        return _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, dtype)
+        args = (steps, batch_size, block_size, lr, seed, dtype, progress)
+        return _train_lm(model, tokenizer, texts, *args)
 
 
-def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, dtype):
+def training_bar(total: int, label: str | None):
+    """A progress bar over optimiser steps that shows tokens/s and time left (``bar_step``
+    after each step); silent without a ``label``. A book chapter's kernel redraws it at most
+    every ``TQDM_MININTERVAL`` seconds (``book.runner``), so its notebook stores few updates."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, unit="step", disable=label is None, smoothing=0.1)
+
+
+def bar_step(bar, tokens: int) -> None:
+    """One optimiser step of ``tokens`` on ``bar``, with the tokens/s trained so far."""
+    if not bar.disable:
+        elapsed = bar.format_dict["elapsed"]
+        if elapsed > 0:
+            rate = (bar.n + 1) * tokens / elapsed
+            bar.set_postfix_str(f"{rate:,.0f} tokens/s", refresh=False)
+    bar.update(1)
+
+
+def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, dtype, label):
     import torch
 
     ids: list[int] = []
@@ -101,8 +123,9 @@ def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, 
     warmup = max(1, steps // 10)
     model.train()
     losses = []
-    for step in range(steps):
-        scale = min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / steps))
+    bar = training_bar(steps, label)
+    for k in range(steps):
+        scale = min(1.0, (k + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * k / steps))
         for group in opt.param_groups:
             group["lr"] = lr * scale
         starts = [rng.randrange(len(data) - block_size) for _ in range(batch_size)]
@@ -114,6 +137,8 @@ def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, 
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(loss.item())
+        bar_step(bar, batch_size * block_size)
+    bar.close()
     model.eval()
     return losses
 

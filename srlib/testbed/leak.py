@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from srlib.models.base import torch_threads
 from srlib.models.cpu import attention, autocast, check_dtype
+from srlib.models.tiny import bar_step, training_bar
 from srlib.store import atomic_path
 
 
@@ -138,11 +138,8 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
     warmup = max(1, total // 20)
     torch.manual_seed(settings.seed)
     losses, rows, step = [], [], 0
-    bar = tqdm(
-        total=total,
-        desc=f"continued pre-training ({tmp.name.lstrip('.').split('.partial')[0]})",
-        disable=not progress,
-    )
+    label = f"continued pre-training ({tmp.name.lstrip('.').split('.partial')[0]})"
+    bar = training_bar(total, label if progress else None)
     model.train()
     for epoch in range(1, settings.epochs + 1):
         order = copies[:]
@@ -166,7 +163,7 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
             opt.step()
             losses.append(loss.item())
             step += 1
-            bar.update(1)
+            bar_step(bar, input_ids.numel())
         for j, sample_id in enumerate(ids):
             copies_seen = spans.get(len(general) + j, [])
             whole = sum(first == last for first, last, _ in copies_seen)

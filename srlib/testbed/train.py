@@ -58,6 +58,7 @@ def train_model(
     settings: TrainSettings | None = None,
     tokenizer_texts: Sequence[str] | None = None,
     name: str = "model",
+    progress: bool = True,
 ) -> TrainedModel:
     """Train (or load from the store at ``folder``) a small GPT-2 on ``texts``, its tokenizer
     learned from ``tokenizer_texts`` (default: ``texts``). The model is saved atomically under
@@ -87,6 +88,7 @@ def train_model(
             seed=settings.seed,
             threads=settings.threads,
             dtype=settings.dtype,
+            progress=f"training {name}" if progress else None,
         )
     with store.put(artifact) as tmp:
         save(net, tokenizer, tmp)
