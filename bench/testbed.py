@@ -1,9 +1,10 @@
 """Throughput of the testbed's model on this machine, and the time of each testbed stage.
 
 Measures, side by side in one run, the ``cpu`` profile's model (or another profile's):
-training tokens/s in float32 and bfloat16 (``train_lm``) beside a plain fp32 eager loop of the
-same shapes, and scoring tokens/s (``HFModel`` batched log-probs) in both precisions, each
-with its FLOP/s as a fraction of a matmul of the model's shape in the same precision; then
+training tokens/s (``train_lm``) in float32 (the book's pinned kernels) and bfloat16 (the
+machine's own, as the ``cpu-bf16`` profile runs; ``--bf16-pinned``: the pinned ones) beside a
+plain fp32 eager loop of the same shapes, and scoring tokens/s (``HFModel`` batched
+log-probs) in both precisions, each with its FLOP/s as a fraction of a matmul of the model's shape in the same precision; then
 builds the testbed of ``--profile`` in a fresh cache folder and times every stage (corpus,
 variants, base model, reference model, each continued-pre-training run, scoring of each
 checkpoint).
@@ -18,7 +19,9 @@ generations stopped once their first code tokens are final against full ones.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -112,14 +115,35 @@ def _measure(name: str, what: str, dtype: str) -> float:
 STEPS = 12  # timed optimiser steps per training measurement
 
 
-def throughput(name: str, rounds: int = 2) -> None:
+@contextlib.contextmanager
+def _numerics(native: bool):
+    """The environment a measurement's process starts from: the book's pinned kernels, or
+    (``native``) the machine's own, as the ``cpu-bf16`` profile runs with SRLIB_NUMERICS=native."""
+    from srlib.models.numerics import OPT_OUT, PINNED
+
+    saved = dict(os.environ)
+    if native:
+        for key in PINNED:
+            os.environ.pop(key, None)
+        os.environ[OPT_OUT] = "native"
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def throughput(name: str, rounds: int = 2, bf16_native: bool = True) -> None:
     """Training and scoring tokens/s in float32 and bfloat16 beside a plain fp32 eager loop,
     each as a fraction of a matmul of the model's own shapes in the same precision; every
-    measurement in a fresh process, the rounds interleaved, the best of each kept."""
+    measurement in a fresh process, the rounds interleaved, the best of each kept. float32
+    runs on the book's pinned (portable) kernels; bfloat16 on the machine's own
+    (``bf16_native``, as the ``cpu-bf16`` profile) or pinned (what AVX2 gives it)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from srlib.models.cpu import bf16_units
+    from srlib.models.numerics import said
 
     config = profile(name)
     cases = [
@@ -135,7 +159,8 @@ def throughput(name: str, rounds: int = 2) -> None:
     spawn = multiprocessing.get_context("spawn")
     for _ in range(rounds):
         for case in cases:
-            with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+            native = bf16_native and case[1] == "bfloat16"
+            with _numerics(native), ProcessPoolExecutor(1, mp_context=spawn) as pool:
                 value = pool.submit(_measure, name, *case).result()
             best[case] = max(best.get(case, 0.0), value)
     size = config.model
@@ -144,6 +169,7 @@ def throughput(name: str, rounds: int = 2) -> None:
     forward = 2 * n + attention  # FLOP per token
     print(f"profile {name!r}: {size}, batch {config.batch_size} x {config.block_size}, 1 thread")
     print(f"CPU bf16 units: {bf16_units()}")
+    print(f"float32: {said()}; bfloat16: {'native' if bf16_native else 'pinned'} kernels")
     print(
         f"matmul {config.batch_size * config.block_size} x {size.n_embd} x {4 * size.n_embd}: "
         f"fp32 {best['matmul', 'float32']:.0f} GFLOP/s, bf16 {best['matmul', 'bfloat16']:.0f}"
@@ -222,10 +248,13 @@ if __name__ == "__main__":
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--build", action="store_true", help="also build and time every stage")
     parser.add_argument("--ngram-model", help="a trained checkpoint: n-gram accuracy stopped/full")
+    parser.add_argument(
+        "--bf16-pinned", action="store_true", help="bfloat16 on the pinned AVX2 kernels too"
+    )
     args = parser.parse_args()
     if args.ngram_model:
         ngram_stop(args.ngram_model)
         raise SystemExit
-    throughput(args.profile)
+    throughput(args.profile, bf16_native=not args.bf16_pinned)
     if args.build:
         stages(args.profile)
