@@ -4,8 +4,8 @@ Measures, side by side in one run, the ``cpu`` profile's model (or another profi
 training tokens/s (``train_lm``) in float32 (the book's pinned kernels) and bfloat16 (the
 machine's own, as the ``cpu-bf16`` profile runs; ``--bf16-pinned``: the pinned ones) beside a
 plain fp32 eager loop of the same shapes, and scoring tokens/s (``HFModel`` batched
-log-probs) in both precisions, each with its FLOP/s as a fraction of a matmul of the model's shape in the same precision; then
-builds the testbed of ``--profile`` in a fresh cache folder and times every stage (corpus,
+log-probs) in both precisions, each with its FLOP/s as a fraction of a matmul of the
+model's shape in the same precision; then builds the testbed of ``--profile`` in a fresh cache folder and times every stage (corpus,
 variants, base model, reference model, each continued-pre-training run, scoring of each
 checkpoint).
 
