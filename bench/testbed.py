@@ -5,9 +5,9 @@ training tokens/s (``train_lm``) in float32 (the book's pinned kernels) and bflo
 machine's own, as the ``cpu-bf16`` profile runs; ``--bf16-pinned``: the pinned ones) beside a
 plain fp32 eager loop of the same shapes, and scoring tokens/s (``HFModel`` batched
 log-probs) in both precisions, each with its FLOP/s as a fraction of a matmul of the
-model's shape in the same precision; then builds the testbed of ``--profile`` in a fresh cache folder and times every stage (corpus,
-variants, base model, reference model, each continued-pre-training run, scoring of each
-checkpoint).
+model's shape in the same precision; then builds the testbed of ``--profile`` in a fresh
+cache folder and times every stage (corpus, variants, base model, reference model, each
+continued-pre-training run, scoring of each checkpoint).
 
 Usage: ``.venv/bin/python bench/testbed.py [--profile cpu] [--build]``; without
 ``--build`` only the throughput is measured (a few minutes), with it the whole profile is built
