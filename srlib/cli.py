@@ -44,7 +44,8 @@ def _book(args: argparse.Namespace) -> int:
         from srlib.book.digests import load, record_locked
 
         built = "quick" if args.quick else "full"
-        print(f"[book] {built} build's digests recorded in {record_locked(load('.'), built)}")
+        lock = record_locked(load(book.ROOT), built)
+        print(f"[book] {built} build's digests recorded in {lock}")
     return 0
 
 

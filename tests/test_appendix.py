@@ -176,10 +176,12 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
         {"what": "model", "name": "base", "digest": "b0"},
         {"what": "model", "name": "main seed 0 epoch 1", "digest": "m1"},
         {"what": "model", "name": "main seed 0 epoch 2", "digest": "m2"},
+        {"what": "model", "name": "null seed 0 epoch 2", "digest": "n2"},
         {"what": "scores", "name": "main seed 0 epoch 1 n=2 gray (split seed 0)", "digest": "s1"},
         {"what": "scores", "name": "main seed 0 epoch 2 n=2 gray (split seed 0)", "digest": "s2"},
         {"what": "scores", "name": "main seed 0 epoch 2 n=3 gray (split seed 0)", "digest": "s3"},
         {"what": "claims", "name": "claim table", "digest": "k0"},
+        {"what": "claims", "name": "plug-in claim table", "digest": "p0"},
     ]
     names = [r["name"] for r in locked_rows(rows)]
     assert names == [

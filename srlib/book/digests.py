@@ -129,15 +129,18 @@ def _short(value: str | None) -> str:
 
 
 def locked_rows(rows: list[dict]) -> list[dict]:
-    """The rows a lock records of a build: its numerics, the corpus, the base model, the main
-    run's last checkpoint (first seed), that checkpoint's first score table, the claim table."""
-    models = [r["name"] for r in rows if r["what"] == "model" and r["name"].startswith("main ")]
-    last = models[-1] if models else None
+    """The rows a lock records of a build: its numerics, the corpus, the base model, the last
+    checkpoint of the first run published (the main run, first seed), that checkpoint's first
+    score table and the claim table."""
+    runs = [r["name"] for r in rows if r["what"] == "model" and " epoch " in r["name"]]
+    main = runs[0].rpartition(" epoch ")[0] if runs else None
+    last = [name for name in runs if name.rpartition(" epoch ")[0] == main][-1:] or [None]
     picked, scored = [], False
     for r in rows:
-        keep = r["what"] in ("numerics", "corpus", "claims")
-        keep |= r["what"] == "model" and r["name"] in ("base", last)
-        if r["what"] == "scores" and last and r["name"].startswith(last + " ") and not scored:
+        keep = r["what"] == "numerics" or r["what"] == "corpus"
+        keep |= r["what"] == "model" and r["name"] in ("base", last[0])
+        keep |= r["what"] == "claims" and r["name"] == "claim table"
+        if r["what"] == "scores" and not scored and r["name"].startswith(f"{last[0]} n="):
             keep = scored = True
         if keep:
             picked.append({k: r[k] for k in ("what", "name", "digest")})
