@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from srlib.errors import SrlibError, describe
+from srlib.errors import InputError, SrlibError, describe
 
 
 def _book(args: argparse.Namespace) -> int:
@@ -30,7 +30,10 @@ def _book(args: argparse.Namespace) -> int:
         )
         print("\n".join(parts))
         if parts:
-            _how_far(mine, other, args)
+            from srlib.book.digests import root_of
+            from srlib.book.parting import say
+
+            print(say(mine, other, root_of(args.compare_with), root_of(args.compare)))
         return 0 if not parts else 2
     if args.allow_corpus_change:
         os.environ["SRLIB_ALLOW_CORPUS_CHANGE"] = "1"  # the kernels inherit it
@@ -43,30 +46,12 @@ def _book(args: argparse.Namespace) -> int:
     if args.record_digests:
         from srlib.book.digests import load, record_locked
 
+        if args.no_build or args.only:
+            raise InputError("--record-digests records a whole build: drop --no-build and --only")
         built = "quick" if args.quick else "full"
         lock = record_locked(load(book.ROOT), built)
         print(f"[book] {built} build's digests recorded in {lock}")
     return 0
-
-
-def _how_far(mine: list[dict], other: list[dict], args: argparse.Namespace) -> None:
-    """Print how far the differing score and claim tables part, where both builds kept them."""
-    import pandas as pd
-
-    from srlib.book.digests import root_of
-    from srlib.book.parting import parting
-
-    scores, claims = parting(mine, other, root_of(args.compare_with), root_of(args.compare))
-    if scores.empty and claims.empty:
-        print("(no table's numbers kept by both builds: compared by digest only)")
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        if not scores.empty:
-            print("\nscore tables, here against there:")
-            print(scores.to_string(index=False, float_format="{:.3g}".format))
-        if not claims.empty:
-            changed = int(claims["verdict changed"].sum())
-            print(f"\nclaim rows ({changed} family-wise verdicts changed):")
-            print(claims.to_string(index=False, float_format="{:+.3f}".format))
 
 
 def _corpus(args: argparse.Namespace) -> int:

@@ -50,12 +50,12 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
 """Artifact kind → the srlib modules that produce it (with all they import, transitively)."""
 
 COMPUTED = {"models", "runs", "tables", "plugin-scores", "dedup-study", "audit"}
-"""Kinds whose values depend on the CPU kernels: keyed on the numerics too, unless portable."""
+"""Kinds whose values depend on the CPU kernels: keyed on the numerics too."""
 
 NUMERICS: dict[str, str] = {}
-"""The numerics this process computes with (``srlib.models.numerics.pin`` fills it): a mode
-and its kernel settings. Artifacts of ``COMPUTED`` kinds made under any mode but the portable
-one are keyed apart (another build's numbers never reuse the portable build's cache)."""
+"""The numerics this process computes with (``srlib.models.numerics.pin`` fills it): a mode,
+the CPU's vendor and the kernel settings. Artifacts of ``COMPUTED`` kinds are keyed on it, so
+another build's numbers (the opt-out, another vendor) never reuse this build's cache."""
 
 
 class FolderInUse(InputError):
@@ -194,9 +194,9 @@ class Artifact:
         object.__setattr__(self, "code", code_digests(PRODUCERS[self.kind]))
 
     def _inputs(self) -> dict[str, Any]:
-        """The inputs as keyed: with the numerics where they are not the portable ones."""
+        """The inputs as keyed: with the numerics where the kernels compute the artifact."""
         inputs = {k: _jsonable(v) for k, v in self.inputs.items()}
-        if self.kind in COMPUTED and NUMERICS.get("mode", "portable") != "portable":
+        if self.kind in COMPUTED:
             inputs["numerics"] = dict(NUMERICS)
         return inputs
 

@@ -165,7 +165,7 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
     checkpoint is named first."""
     import shutil
 
-    from srlib.book.digests import check_locked, locked_rows, record_locked
+    from srlib.book.digests import NOT_RECORDED, check_locked, locked_rows, record_locked
     from srlib.testbed.sources import lock_path
 
     lock = shutil.copy(lock_path(), tmp_path / "lock.json")
@@ -192,11 +192,16 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
         "main seed 0 epoch 2 n=2 gray (split seed 0)",
         "claim table",
     ]
-    assert check_locked(rows, "test", lock) == [
-        "the lock records no test build (srlib book --quick --record-digests)"
-    ]
+    assert check_locked(rows, "test", lock) == [NOT_RECORDED, "portable AVX2"]
     record_locked(rows, "test", lock)
     assert check_locked(rows, "test", lock) == []
     moved = [r | {"digest": "zz"} if r["digest"] in ("m2", "k0") else r for r in rows]
     parted = check_locked(moved, "test", lock)
     assert parted[0].startswith("model main seed 0 epoch 2: zz here, m2 there") and len(parted) == 2
+    amd = [
+        r | {"digest": "portable AVX2 AuthenticAMD"} if r["what"] == "numerics" else r
+        for r in moved
+    ]
+    assert check_locked(amd, "test", lock)[0] == NOT_RECORDED  # another class: its own record
+    with pytest.raises(InputError, match="a whole build's rows of record"):
+        record_locked(rows[:3], "test", lock)

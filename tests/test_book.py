@@ -235,15 +235,24 @@ def test_the_testbed_and_detection_tables_do_not_depend_on_jobs_or_neighbours(qu
 @pytest.mark.notebook
 def test_the_quick_build_gives_the_digests_the_lock_records(quick_book):
     """The lock records the quick build's numerics, corpus, base model, main run's last
-    checkpoint, its score table and claim table as built on our machine; this machine rebuilt
-    them (the second time with other kernels in the caller's environment): the same digests."""
-    from srlib.book.digests import check_locked, collect
+    checkpoint, its score table and claim table as built on our machines; this machine rebuilt
+    them (the second time with other kernels in the caller's environment): the same digests.
+    A machine of a numerics class the lock has no record of (another CPU vendor: MKL's
+    reproducible branches are documented for Intel CPUs, and an AMD CPU parted) is skipped,
+    naming the class and the command that records it."""
+    from srlib.book.digests import NOT_RECORDED, check_locked, collect
 
     root, _, _, alone = quick_book
     first = collect([root / book.EXECUTED / f"{stem}.ipynb" for stem in quickbook.COMPARED])
-    for rows, how in ((first, "built"), (collect(alone), "rebuilt with other caller kernels")):
-        parted = check_locked(rows)
-        assert not parted, f"the quick build {how} here parts from the lock: " + "; ".join(parted)
+    parted = check_locked(first)
+    if parted[:1] == [NOT_RECORDED]:
+        pytest.skip(f"the lock has no quick build of class {parted[1]!r}: record it with "
+                    "`srlib book --quick --record-digests` (docs/measured-builds.md)")  # fmt: skip
+    assert not parted, "the quick build here parts from the lock: " + "; ".join(parted)
+    parted = check_locked(collect(alone))
+    assert not parted, "rebuilt with other kernels in the caller's environment: " + "; ".join(
+        parted
+    )
 
 
 @pytest.mark.notebook

@@ -18,7 +18,7 @@ HAS_AVX2 = "avx2" in numerics.cpu_flags() and os.uname().machine == "x86_64"
 
 
 def test_the_pin_follows_the_machine_and_the_opt_out():
-    avx2, old = {"sse2", "avx2", "fma"}, {"sse2", "sse4_2"}
+    avx2, old = {"sse2", "avx2", "fma"}, {"sse2", "sse4_2"}  # a CPU with AVX2, one without
     assert numerics.target("x86_64", avx2, {}) == ("portable", numerics.PINNED)
     assert numerics.target("x86_64", old, {}) == ("baseline", numerics.BASELINE)
     assert numerics.target("aarch64", avx2, {}) == ("native", {})
@@ -32,7 +32,11 @@ def test_every_mode_is_said_in_one_line():
     assert "no AVX2" in numerics.said(base | {"mode": "baseline"})
     native = numerics.said(base | {"mode": "native", "machine": "aarch64"})
     assert "another build's numbers" in native and "\n" not in native
-    assert numerics.label(base | {"mode": "portable", "torch kernels": "AVX2"}) == "portable AVX2"
+    info = base | {"mode": "portable", "torch kernels": "AVX2", "vendor": "GenuineIntel"}
+    assert numerics.label(info) == "portable AVX2 GenuineIntel"
+    assert numerics.cpu_vendor("vendor_id\t: AuthenticAMD\n") == "AuthenticAMD"
+    assert numerics.target("x86_64", {"sse2", "avx2"}, {})[0] == "baseline"  # AVX2 needs FMA
+    assert numerics.target("x86_64", set(), {})[0] == "baseline"  # flags unknown: the safe one
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -66,6 +70,10 @@ def test_torch_used_before_srlib_is_refused_where_it_trains():
     assert "import srlib before torch" in late.stderr
     imported_only = code.replace("torch.ones(3).exp()\n", "")  # no operation yet: pinned
     assert _python(imported_only, **OTHER_KERNELS).returncode == 0
+    changed = imported_only.replace(
+        "import srlib\n", "import srlib, os\nos.environ['MKL_CBWR'] = 'AVX'\n"
+    )
+    assert "['MKL_CBWR'] changed" in _python(changed).stderr
 
 
 def test_what_torch_computes_under_other_numerics_is_keyed_apart(monkeypatch):
@@ -75,4 +83,8 @@ def test_what_torch_computes_under_other_numerics_is_keyed_apart(monkeypatch):
     before = model.key, corpus.key
     monkeypatch.setitem(store.NUMERICS, "mode", "native")
     assert model.key != before[0] and model.manifest()["inputs"]["numerics"]["mode"] == "native"
+    monkeypatch.setitem(store.NUMERICS, "mode", "portable")
+    assert model.key == before[0]
+    monkeypatch.setitem(store.NUMERICS, "vendor", "AuthenticAMD")
+    assert model.key != before[0]  # another vendor's numbers: apart
     assert corpus.key == before[1]  # text no kernel touches: the lock's corpus keys hold

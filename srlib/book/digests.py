@@ -147,24 +147,38 @@ def locked_rows(rows: list[dict]) -> list[dict]:
     return picked
 
 
-def check_locked(rows: list[dict], build: str = "quick", path=None) -> list[str]:
-    """Where ``rows`` (a build's digests) part from the lock's record of ``build``, first
-    difference first; a lock without that record is one line saying so."""
+LockPath = str | os.PathLike[str] | None
+
+
+def check_locked(rows: list[dict], build: str = "quick", path: LockPath = None) -> list[str]:
+    """Where ``rows`` (a build's digests) part from the lock's record of ``build`` on machines
+    of the same numerics class (their ``numerics`` row: mode, kernels, vendor), first
+    difference first; ``[NOT_RECORDED, class]`` where the lock holds none for that class."""
     from srlib.testbed.sources import read_lock
 
-    recorded = read_lock(path)["doc"].get("builds", {}).get(build)
+    mine = locked_rows(rows)
+    kind = next((r["digest"] for r in mine if r["what"] == "numerics"), "unknown")
+    recorded = read_lock(path)["doc"].get("builds", {}).get(build, {}).get(kind)
     if not recorded:
-        return [f"the lock records no {build} build (srlib book --quick --record-digests)"]
-    return compare(locked_rows(rows), recorded)
+        return [NOT_RECORDED, kind]
+    return compare(mine, recorded)
 
 
-def record_locked(rows: list[dict], build: str = "quick", path=None) -> Path:
-    """Write ``locked_rows(rows)`` into the lock as the record of ``build``; the lock's path."""
+NOT_RECORDED = "not recorded"  # check_locked's first line where the lock has no such class
+
+
+def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None) -> Path:
+    """Write ``locked_rows(rows)`` into the lock as the record of ``build`` for their numerics
+    class; the lock's path. Refused unless all six rows are there (a partial build)."""
     from srlib.testbed.sources import read_lock
 
+    picked = locked_rows(rows)
+    if [r["what"] for r in picked] != ["numerics", "corpus", "model", "model", "scores", "claims"]:
+        names = ", ".join(f"{r['what']} {r['name']}" for r in picked) or "nothing"
+        raise InputError(f"a whole build's rows of record are needed; this build has {names}")
     lock = read_lock(path)
     doc = lock["doc"]
-    doc.setdefault("builds", {})[build] = locked_rows(rows)
+    doc.setdefault("builds", {}).setdefault(build, {})[picked[0]["digest"]] = picked
     with atomic_path(lock["path"]) as tmp:
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return lock["path"]

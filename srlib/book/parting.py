@@ -24,33 +24,65 @@ def _frame(root: Path | None, row: dict | None) -> pd.DataFrame | None:
 
 
 def score_parting(mine: pd.DataFrame, other: pd.DataFrame) -> dict:
-    """The largest absolute difference over the score columns both tables hold (rows in their
-    build order, which the same inputs fix) and the smallest rank correlation of a column,
-    naming it; NaN where the tables do not line up (other rows)."""
+    """Over the float columns both tables hold, rows paired by ``id`` (by position where ids
+    repeat, after checking the ids line up): the largest absolute difference and its column,
+    the weakest Spearman rank correlation and its column, and how many values are NaN in one
+    build only. NaN where the tables do not pair (other rows)."""
     columns = [
         c for c in mine.columns if c in other.columns and pd.api.types.is_float_dtype(mine[c])
     ]
-    if len(mine) != len(other) or not columns:
-        return {"largest |difference|": np.nan, "rank correlation": np.nan, "column": ""}
-    a, b = mine[columns].reset_index(drop=True), other[columns].reset_index(drop=True)
-    largest = float(np.nanmax(np.abs(a.to_numpy() - b.to_numpy())))
-    rho = {c: a[c].corr(b[c], method="spearman") for c in columns if a[c].nunique() > 1}
-    worst = min(rho, key=lambda c: rho[c]) if rho else ""
-    return {
-        "largest |difference|": largest,
-        "rank correlation": float(rho[worst]) if worst else np.nan,
-        "column": worst,
+    out = {"largest |difference|": np.nan, "in": "", "rank correlation": np.nan, "of": "",
+           "NaN in one only": 0}  # fmt: skip
+    paired = _paired(mine, other, columns)
+    if paired is None or not columns or paired[0].empty:
+        return out
+    a, b = paired
+    gaps = {
+        c: float(np.nanmax(np.abs(a[c] - b[c]))) for c in columns if (a[c] - b[c]).notna().any()
     }
+    ranked = [c for c in columns if a[c].nunique() > 1 and b[c].nunique() > 1]  # a constant
+    rho = {c: a[c].corr(b[c], method="spearman") for c in ranked}  # column ranks nothing
+    rho = {c: float(r) for c, r in rho.items() if pd.notna(r)}
+    out["NaN in one only"] = int(sum((a[c].isna() != b[c].isna()).sum() for c in columns))
+    if gaps:
+        out["in"] = max(gaps, key=gaps.__getitem__)
+        out["largest |difference|"] = gaps[out["in"]]
+    if rho:
+        out["of"] = min(rho, key=rho.__getitem__)
+        out["rank correlation"] = rho[out["of"]]
+    return out
+
+
+def _paired(mine: pd.DataFrame, other: pd.DataFrame, columns: list[str]):
+    """The two tables' ``columns`` with rows paired by ``id``; None where they do not pair."""
+    if len(mine) != len(other):
+        return None
+    if "id" in mine.columns and "id" in other.columns:
+        if mine["id"].is_unique and other["id"].is_unique:
+            if set(mine["id"]) != set(other["id"]):
+                return None
+            b = other.set_index("id").loc[mine["id"], columns].reset_index(drop=True)
+            return mine[columns].reset_index(drop=True), b
+        if mine["id"].tolist() != other["id"].tolist():
+            return None
+    return mine[columns].reset_index(drop=True), other[columns].reset_index(drop=True)
 
 
 def claim_parting(mine: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
-    """Each claim row of either build: both estimates with their intervals, both family-wise
-    verdicts and whether it changed."""
-    keep = [*CLAIM_KEY, "difference", "low", "high", "family_verdict"]
-    both = mine[keep].merge(other[keep], on=CLAIM_KEY, how="outer", suffixes=(" here", " there"))
-    both["verdict changed"] = both["family_verdict here"].fillna("") != both[
+    """Each claim row of either build: both estimates with their intervals, both verdicts
+    (the interval's and the family-wise one) and whether either changed."""
+    keep = [*CLAIM_KEY, "difference", "low", "high", "verdict", "family_verdict"]
+    both = mine[keep].merge(
+        other[keep], on=CLAIM_KEY, how="outer", suffixes=(" here", " there"), validate="1:1"
+    )
+    changed = False
+    for column in ("verdict", "family_verdict"):
+        here, there = both[f"{column} here"].fillna(""), both[f"{column} there"].fillna("")
+        changed = changed | (here != there)
+    both["family-wise verdict changed"] = both["family_verdict here"].fillna("") != both[
         "family_verdict there"
     ].fillna("")
+    both["verdict changed"] = changed
     return both
 
 
@@ -73,3 +105,23 @@ def parting(
         else:
             claims.append(claim_parting(a, b).assign(table=r["name"]))
     return pd.DataFrame(scores), (pd.concat(claims) if claims else pd.DataFrame())
+
+
+def say(
+    mine: list[dict], other: list[dict], mine_root: Path | None, other_root: Path | None
+) -> str:
+    """``parting`` as the text ``srlib book --compare`` prints."""
+    scores, claims = parting(mine, other, mine_root, other_root)
+    if scores.empty and claims.empty:
+        return "(no table's numbers kept by both builds: compared by digest only)"
+    lines = []
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        if not scores.empty:
+            lines += ["score tables, here against there:"]
+            lines += [scores.to_string(index=False, float_format="{:.3g}".format)]
+        if not claims.empty:
+            family = int(claims["family-wise verdict changed"].sum())
+            lines += [f"claim rows ({family} family-wise verdicts changed, "
+                      f"{int(claims['verdict changed'].sum())} verdicts in all):"]  # fmt: skip
+            lines += [claims.to_string(index=False, float_format="{:+.3f}".format)]
+    return "\n".join(lines)

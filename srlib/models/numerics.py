@@ -1,5 +1,5 @@
 """Portable numerics: the CPU kernels every process of the project computes with, pinned before
-torch is imported, so the same commit trains and scores the same numbers on any x86-64 CPU.
+torch is imported, so the same commit trains and scores the same numbers on every such CPU.
 
 The same float32 training gives other weights when ATen's kernel set or MKL's code branch
 changes, and both pick themselves by the CPU's features (``../shared/numerics``). ``pin()`` caps
@@ -10,7 +10,10 @@ The values replace the caller's environment: a reader's shell must not change th
 ``SRLIB_NUMERICS=native`` (the one named opt-out) leaves the machine's own choice, for
 faster paths (bf16 units, a GPU) whose numbers are another build's. Where the CPU cannot
 honour the pin (no AVX2: the SSE2 baseline instead; not x86-64: the machine's own kernels)
-the build still runs and ``state()`` says so, for the appendix and the digests."""
+the build still runs and ``state()`` says so, for the appendix and the digests. Measured: the
+pin makes the digests independent of the caller's kernel variables; MKL documents its
+reproducible branches for Intel CPUs, and an AMD CPU gave other digests under the same pin
+(docs/measured-builds.md), so the digests' class names the vendor too."""
 
 from __future__ import annotations
 
@@ -69,7 +72,7 @@ def target(
     if machine not in ("x86_64", "amd64"):
         return "native", {}
     flags = cpu_flags() if flags is None else flags
-    if flags and "avx2" not in flags:
+    if not {"avx2", "fma"} <= flags:  # ATen's AVX2 kernels need both; unknown flags: baseline
         return "baseline", dict(BASELINE)
     return "portable", dict(PINNED)
 
@@ -81,29 +84,32 @@ def pin() -> str:
     ``import srlib``, so before torch in every process that imports srlib first."""
     mode, values = target()
     os.environ.update(values)
-    store.NUMERICS.update({"mode": mode, **values})  # computed artifacts are keyed on it
+    store.NUMERICS.update({"mode": mode, "vendor": cpu_vendor(), **values})  # keys what it computes
     return mode
 
 
 def expected_capability() -> str | None:
-    """The ATen kernel set the pin asks torch for (None where it asks for nothing)."""
-    _, values = target()
-    return values.get("ATEN_CPU_CAPABILITY")
+    """The ATen kernel set the pin asked torch for (None where it asked for nothing)."""
+    pin()
+    return store.NUMERICS.get("ATEN_CPU_CAPABILITY")
 
 
 def require() -> None:
-    """Raise ``NumericsError`` when torch computes with other kernels than the pin asks for
-    (torch imported before srlib, with another capability): what trains or scores calls it."""
+    """Raise ``NumericsError`` when torch computes with other kernels than the pin set (torch
+    ran an operation before srlib was imported), or a pinned variable was changed since:
+    what trains or scores calls it."""
     want = expected_capability()
     if want is None:
         return
     import torch
 
     have = torch.backends.cpu.get_cpu_capability()
-    if have.lower() != want.lower():
+    changed = [k for k in PINNED if os.environ.get(k) != store.NUMERICS.get(k)]
+    if have.lower() != want.lower() or changed:
+        now = f"torch uses the {have} kernels" + (f", {changed} changed" if changed else "")
         raise NumericsError(
-            f"torch uses the {have} kernels, the portable build {want.upper()}: import srlib "
-            f"before torch (or set {OPT_OUT}=native to opt out; another build's numbers)"
+            f"{now}; the pinned build uses {want.upper()}: import srlib before torch and leave "
+            f"its kernel variables (or set {OPT_OUT}=native to opt out; another build's numbers)"
         )
 
 
@@ -114,17 +120,35 @@ def state() -> dict[str, str]:
     flags = cpu_flags()
     isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
     out = {"mode": mode, "machine": platform.machine(), "cpu features": " ".join(isa) or "-"}
+    out["vendor"] = cpu_vendor()
     for name in PINNED:
         out[name] = os.environ.get(name, "-")
-    if "torch" in sys.modules:
-        out["torch kernels"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
+    kernels = values.get("ATEN_CPU_CAPABILITY", "")
+    if "torch" in sys.modules or not kernels:
+        import torch
+
+        kernels = torch.backends.cpu.get_cpu_capability()
+    out["torch kernels"] = kernels.upper()
     return out
 
 
+def cpu_vendor(cpuinfo: str | None = None) -> str:
+    """The processor's vendor (``GenuineIntel``, ``AuthenticAMD``; ``unknown`` elsewhere): MKL
+    documents its reproducible branches for Intel CPUs, and an AMD CPU gave other digests."""
+    if cpuinfo is None:
+        path = Path("/proc/cpuinfo")
+        cpuinfo = path.read_text(errors="replace") if path.is_file() else ""
+    for line in cpuinfo.splitlines():
+        if line.startswith("vendor_id"):
+            return line.partition(":")[2].strip()
+    return "unknown"
+
+
 def label(info: dict[str, str] | None = None) -> str:
-    """The build's numerics in two words, its digest row: ``portable AVX2``, ``native AVX512``."""
+    """The build's numerics in a few words, its digest row and the class of machines whose
+    digests the lock compares: ``portable AVX2 GenuineIntel``, ``native AVX512 AuthenticAMD``."""
     info = state() if info is None else info
-    return f"{info['mode']} {info.get('torch kernels', '?')}"
+    return f"{info['mode']} {info.get('torch kernels', '?')} {info.get('vendor', 'unknown')}"
 
 
 def said(info: dict[str, str] | None = None) -> str:
