@@ -24,6 +24,7 @@ import dataclasses
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from _timing import timed
@@ -116,7 +117,7 @@ STEPS = 12  # timed optimiser steps per training measurement
 
 
 @contextlib.contextmanager
-def _numerics(native: bool):
+def _numerics(native: bool) -> Iterator[None]:
     """The environment a measurement's process starts from: the book's pinned kernels, or
     (``native``) the machine's own, as the ``cpu-bf16`` profile runs with SRLIB_NUMERICS=native."""
     from srlib.models.numerics import OPT_OUT, PINNED

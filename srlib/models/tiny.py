@@ -9,6 +9,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from srlib.models.base import torch_threads
 from srlib.models.cpu import attention, autocast, check_dtype
@@ -89,7 +90,7 @@ def train_lm(
         return _train_lm(model, tokenizer, texts, *args)
 
 
-def training_bar(total: int, label: str | None):
+def training_bar(total: int, label: str | None) -> Any:
     """A progress bar over optimiser steps that shows tokens/s and time left (``bar_step``
     after each step); silent without a ``label``. A book chapter's kernel redraws it at most
     every ``TQDM_MININTERVAL`` seconds (``book.runner``), so its notebook stores few updates."""
@@ -98,7 +99,7 @@ def training_bar(total: int, label: str | None):
     return tqdm(total=total, desc=label, unit="step", disable=label is None, smoothing=0.1)
 
 
-def bar_step(bar, tokens: int) -> None:
+def bar_step(bar: Any, tokens: int) -> None:
     """One optimiser step of ``tokens`` on ``bar``, with the tokens/s trained so far."""
     if not bar.disable:
         elapsed = bar.format_dict["elapsed"]
