@@ -51,13 +51,18 @@ class NumericsError(RuntimeError):
 
 def cpu_flags(cpuinfo: str | None = None) -> set[str]:
     """The processor's feature flags (Linux ``/proc/cpuinfo``; empty where it cannot be read)."""
-    if cpuinfo is None:
-        path = Path("/proc/cpuinfo")
-        cpuinfo = path.read_text(errors="replace") if path.is_file() else ""
-    for line in cpuinfo.splitlines():
+    for line in _cpuinfo(cpuinfo).splitlines():
         if line.startswith("flags"):
             return set(line.partition(":")[2].split())
     return set()
+
+
+def _cpuinfo(text: str | None) -> str:
+    """``text``, or Linux's ``/proc/cpuinfo`` (empty where there is none)."""
+    if text is not None:
+        return text
+    path = Path("/proc/cpuinfo")
+    return path.read_text(errors="replace") if path.is_file() else ""
 
 
 def target(
@@ -135,10 +140,7 @@ def state() -> dict[str, str]:
 def cpu_vendor(cpuinfo: str | None = None) -> str:
     """The processor's vendor (``GenuineIntel``, ``AuthenticAMD``; ``unknown`` elsewhere): MKL
     documents its reproducible branches for Intel CPUs, and an AMD CPU gave other digests."""
-    if cpuinfo is None:
-        path = Path("/proc/cpuinfo")
-        cpuinfo = path.read_text(errors="replace") if path.is_file() else ""
-    for line in cpuinfo.splitlines():
+    for line in _cpuinfo(cpuinfo).splitlines():
         if line.startswith("vendor_id"):
             return line.partition(":")[2].strip()
     return "unknown"
