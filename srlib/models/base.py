@@ -6,7 +6,7 @@ import base64
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -111,3 +111,22 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def training_bar(total: int, label: str | None) -> Any:
+    """A progress bar over optimiser steps that shows tokens/s and time left (``bar_step``
+    after each step); silent without a ``label``. A book chapter's kernel redraws it at most
+    every ``TQDM_MININTERVAL`` seconds (``book.runner``), so its notebook stores few updates."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, unit="step", disable=label is None, smoothing=0.1)
+
+
+def bar_step(bar: Any, tokens: int) -> None:
+    """One optimiser step of ``tokens`` on ``bar``, with the tokens/s trained so far."""
+    if not bar.disable:
+        elapsed = bar.format_dict["elapsed"]
+        if elapsed > 0:
+            rate = (bar.n + 1) * tokens / elapsed
+            bar.set_postfix_str(f"{rate:,.0f} tokens/s", refresh=False)
+    bar.update(1)

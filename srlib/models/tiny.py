@@ -9,9 +9,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from srlib.models.base import torch_threads
+from srlib.models.base import bar_step, torch_threads, training_bar
 from srlib.models.cpu import attention, autocast, check_dtype
 
 EOS = "<|endoftext|>"
@@ -88,25 +87,6 @@ def train_lm(
     with torch_threads(threads):
         args = (steps, batch_size, block_size, lr, seed, dtype, progress)
         return _train_lm(model, tokenizer, texts, *args)
-
-
-def training_bar(total: int, label: str | None) -> Any:
-    """A progress bar over optimiser steps that shows tokens/s and time left (``bar_step``
-    after each step); silent without a ``label``. A book chapter's kernel redraws it at most
-    every ``TQDM_MININTERVAL`` seconds (``book.runner``), so its notebook stores few updates."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=label, unit="step", disable=label is None, smoothing=0.1)
-
-
-def bar_step(bar: Any, tokens: int) -> None:
-    """One optimiser step of ``tokens`` on ``bar``, with the tokens/s trained so far."""
-    if not bar.disable:
-        elapsed = bar.format_dict["elapsed"]
-        if elapsed > 0:
-            rate = (bar.n + 1) * tokens / elapsed
-            bar.set_postfix_str(f"{rate:,.0f} tokens/s", refresh=False)
-    bar.update(1)
 
 
 def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, dtype, label):

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from srlib.models.base import torch_threads
+from srlib.models.base import bar_step, torch_threads, training_bar
 from srlib.models.cpu import attention, autocast, check_dtype
-from srlib.models.tiny import bar_step, training_bar
 from srlib.store import atomic_path
 
 
