@@ -121,7 +121,11 @@ def require() -> None:
 def state() -> dict[str, str]:
     """What is in force, for the appendix and the digests: the mode, each pinned variable's
     value, torch's kernel set and the CPU's features that decide them."""
-    mode, values = target()
+    pin()
+    mode, values = (
+        store.NUMERICS["mode"],
+        {k: store.NUMERICS[k] for k in PINNED if k in store.NUMERICS},
+    )
     flags = cpu_flags()
     isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
     out = {"mode": mode, "machine": platform.machine(), "cpu features": " ".join(isa) or "-"}
