@@ -1,9 +1,10 @@
 """How far two builds' numbers part where their digests differ (``srlib book --compare``):
 another architecture or the numerics opt-out gives other bits, and a reader needs to know
-whether it gives another science. Per score table: the largest absolute difference of any
-score and the smallest Spearman rank correlation of a score column between the builds (the
-detectors rank samples; a ranking that holds is a result that holds). Per claim-table row:
-both estimates and intervals, and whether the family-wise verdict changed."""
+whether it gives another science. Per score table (rows paired by sample id): the largest
+absolute difference and the smallest Spearman rank correlation over its score columns, each
+naming its column (the detectors rank samples; a ranking that holds is a result that holds),
+and the values missing in one build only. Per claim-table row: both estimates and intervals,
+both verdicts (the interval's and the family-wise one) and whether either changed."""
 
 from __future__ import annotations
 
@@ -75,14 +76,12 @@ def claim_parting(mine: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     both = mine[keep].merge(
         other[keep], on=CLAIM_KEY, how="outer", suffixes=(" here", " there"), validate="1:1"
     )
-    changed = False
-    for column in ("verdict", "family_verdict"):
-        here, there = both[f"{column} here"].fillna(""), both[f"{column} there"].fillna("")
-        changed = changed | (here != there)
-    both["family-wise verdict changed"] = both["family_verdict here"].fillna("") != both[
-        "family_verdict there"
-    ].fillna("")
-    both["verdict changed"] = changed
+    changed = {
+        column: both[f"{column} here"].fillna("") != both[f"{column} there"].fillna("")
+        for column in ("verdict", "family_verdict")
+    }
+    both["family-wise verdict changed"] = changed["family_verdict"]
+    both["verdict changed"] = changed["verdict"] | changed["family_verdict"]
     return both
 
 
