@@ -59,6 +59,22 @@ def test_training_lowers_the_loss_and_is_deterministic():
     assert sum(runs[0][-5:]) / 5 < sum(runs[0][:5]) / 5 - 0.5
 
 
+def test_models_made_here_train_without_dropout_unless_asked():
+    """Dropout off (the testbed's models): two forward passes in training mode agree."""
+    import torch
+
+    tok = train_tokenizer(python_sources(20_000), vocab_size=300)
+    x = torch.tensor([tok.encode("def f(x):\n    return x + 1\n")])
+    losses = {}
+    for p in (0.0, 0.5):
+        net = tiny_gpt2(tok, TinyConfig(n_layer=1, n_head=2, n_embd=32, n_positions=64, dropout=p))
+        assert net.config.attn_pdrop == net.config.resid_pdrop == net.config.embd_pdrop == p
+        net.train()
+        losses[p] = [net(input_ids=x, labels=x).loss.item() for _ in range(2)]
+    assert losses[0.0][0] == losses[0.0][1]
+    assert losses[0.5][0] != losses[0.5][1]
+
+
 def test_training_text_must_be_long_enough():
     tok = train_tokenizer(["a b c"] * 10, vocab_size=260)
     with pytest.raises(ValueError, match="need more than"):

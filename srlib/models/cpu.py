@@ -33,11 +33,10 @@ def autocast(device: str, dtype: str) -> contextlib.AbstractContextManager:
     return torch.autocast(kind, dtype=getattr(torch, dtype), enabled=dtype != "float32")
 
 
-def attention(device: str) -> str:
-    """The attention kernel training uses on ``device``: eager on a CPU (in bfloat16 a sixth
-    faster than ``sdpa`` at the testbed's widths, equal in float32; docs/measured-builds.md),
-    PyTorch's fused ``sdpa`` on a GPU."""
-    return "sdpa" if device.startswith("cuda") else "eager"
+ATTENTION = "sdpa"
+"""The attention kernel of training, on every device: PyTorch's fused ``sdpa``. With dropout
+off (``TinyConfig.dropout``) it is faster than eager attention on a CPU in float32 and in
+bfloat16 (docs/measured-builds.md); with GPT-2's 0.1 dropouts eager was, in bfloat16."""
 
 
 def bf16_units(flags: set[str] | None = None) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srlib.models.base import bar_step, torch_threads, training_bar
-from srlib.models.cpu import attention, autocast, check_dtype
+from srlib.models.cpu import ATTENTION, autocast, check_dtype
 
 EOS = "<|endoftext|>"
 
@@ -28,6 +28,11 @@ class TinyConfig:
     seed: int = 0  # weight initialisation
     activation: str = "gelu_pytorch_tanh"  # GPT-2's tanh GELU as one fused kernel (the same
     # function as "gelu_new", a tenth faster per training step here)
+    dropout: float = 0.0  # GPT-2's embedding, attention and residual dropout (0.1 in GPT-2).
+    # Off, as in the pre-training of LLaMA-family code models (CodeLlama, DeepSeek-Coder,
+    # Qwen2.5-Coder): base training is one pass over its text, and memorisation under
+    # continued pre-training is what the testbed studies. A CPU training step is a third
+    # shorter without it (docs/measured-builds.md)
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 2048):
@@ -61,7 +66,10 @@ def tiny_gpt2(tokenizer, config: TinyConfig | None = None):
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.eos_token_id,
         activation_function=config.activation,
-        attn_implementation=attention("cpu"),
+        attn_implementation=ATTENTION,
+        resid_pdrop=config.dropout,
+        embd_pdrop=config.dropout,
+        attn_pdrop=config.dropout,
     )
     return GPT2LMHeadModel(cfg)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from srlib.models.base import bar_step, torch_threads, training_bar
-from srlib.models.cpu import attention, autocast, check_dtype
+from srlib.models.cpu import ATTENTION, autocast, check_dtype
 from srlib.store import atomic_path
 
 
@@ -119,7 +119,7 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
 
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(
-        base, local_files_only=True, attn_implementation=attention(settings.device)
+        base, local_files_only=True, attn_implementation=ATTENTION
     ).to(settings.device)
     eos = tokenizer.eos_token_id
     ids = list(leaked)
