@@ -15,7 +15,7 @@ import argparse
 
 import pandas as pd
 
-from srlib.detection.verdicts import direction
+from srlib.stats.verdicts import direction
 from srlib.testbed.build import shared
 from srlib.testbed.report import claim_table, memorisation_table
 

@@ -248,7 +248,7 @@ def test_problem_clustered_pooled_intervals_cover_where_per_row_ones_do_not():
 
 def test_each_seed_and_the_pool_draw_from_streams_of_their_own():
     from srlib.detection.contrasts import _part
-    from srlib.detection.resample import ProblemResampler
+    from srlib.stats.resample import ProblemResampler
 
     long = long_table(Y, {"SR gray": NOISE > 0.5})
     parts = [_part(long, None, {"SR gray"}) for _ in range(2)]

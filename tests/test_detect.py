@@ -5,7 +5,7 @@ import pytest
 
 from srlib.benchmarks import load_benchmark
 from srlib.detection.detect import detect
-from srlib.detection.metrics import flag_rate
+from srlib.stats.rates import flag_rate
 from srlib.transforms import make_variants_many
 
 

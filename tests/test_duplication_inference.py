@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from srlib.duplication.impact import verdicts
-from srlib.duplication.impact.clusters import ClusterBootstrap
 from srlib.duplication.impact.drops import (
     Pooled,
     against_reference,
@@ -16,6 +15,7 @@ from srlib.duplication.impact.drops import (
     net_differences,
     step_table,
 )
+from srlib.stats.resample import ClusterBootstrap
 
 
 def _frame(model: str, scenario: str, rows: np.ndarray, predicted: np.ndarray) -> pd.DataFrame:

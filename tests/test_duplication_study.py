@@ -170,7 +170,7 @@ def test_masked_inputs_never_hold_a_secret_value(prepared):
 
 
 def test_holm_adjusts_a_family_step_down():
-    from srlib.detection.metrics import holm
+    from srlib.stats.significance import holm
 
     # p sorted 0.01, 0.02, 0.04 of m = 3: 0.03, max(0.04, 0.03), max(0.04, 0.04)
     np.testing.assert_allclose(holm([0.04, 0.01, 0.02]), [0.04, 0.03, 0.04])

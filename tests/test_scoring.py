@@ -15,14 +15,6 @@ from srlib.detection.decide import (
     self_referential,
     threshold_decide,
 )
-from srlib.detection.metrics import (
-    bootstrap,
-    difference_interval,
-    evaluate,
-    flag_rate,
-    paired_difference_interval,
-    tpr_at_fpr,
-)
 from srlib.detection.scoring import (
     cdd_peak,
     code_tokens,
@@ -36,6 +28,8 @@ from srlib.detection.scoring import (
     zlib_ratio,
 )
 from srlib.models.base import GenerationSettings, TokenScores
+from srlib.stats.metrics import bootstrap, evaluate, tpr_at_fpr
+from srlib.stats.rates import difference_interval, flag_rate, paired_difference_interval
 
 LP = np.array([-0.5, -2.0, -0.1, -4.0, -1.0, -0.3, -3.0, -0.2, -0.7, -1.5])
 MU = np.array([-1.0] * 10)

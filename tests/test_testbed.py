@@ -8,8 +8,8 @@ from quickbook import copy_cache
 
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
-from srlib.detection.metrics import evaluate, metric_table
 from srlib.duplication.dedup.overlap import contaminated_documents
+from srlib.stats.metrics import evaluate, metric_table
 from srlib.store import digest
 from srlib.testbed.build import build, replicate, replicates, split_samples
 from srlib.testbed.config import profile, seed_coverage

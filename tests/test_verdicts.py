@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srlib.detection.verdicts import above_chance, claim_headline, difference, rate_holds
+from srlib.detection.verdicts import claim_headline
 from srlib.duplication.impact import verdicts as dup
+from srlib.stats.verdicts import above_chance, difference, rate_holds
 from srlib.testbed import verdicts as tbv
 
 

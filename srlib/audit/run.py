@@ -29,13 +29,13 @@ from srlib.audit.models import AuditInputError, AuditModel, label_of, open_model
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
-from srlib.detection.metrics import flag_rate
 from srlib.detection.plugin_contrasts import flags as plugin_flags
 from srlib.detection.plugins import flag_column, rules
 from srlib.detection.plugins import load as load_plugins
 from srlib.detection.pooled import contrasts, control_test, pooled_test
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
+from srlib.stats.rates import flag_rate
 from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
 

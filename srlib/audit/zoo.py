@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from srlib.audit.run import Audit, audit, summarise
-from srlib.detection.metrics import flag_rate
-from srlib.detection.verdicts import direction
+from srlib.stats.rates import flag_rate
+from srlib.stats.verdicts import direction
 from srlib.testbed.testbed import Testbed
 from srlib.testbed.zoo import HALF, planted_on, testbed_variants, zoo
 

@@ -18,8 +18,8 @@ from srlib.detection.decide import (
     self_referential,
     threshold_decide,
 )
-from srlib.detection.metrics import metric_table
 from srlib.detection.registry import DETECTORS, detector
+from srlib.stats.metrics import metric_table
 
 _OWN_SR = {"SR gray": ("sr_gray", "sr_gray_margin"), "SR black": ("sr_black", "sr_black_margin")}
 

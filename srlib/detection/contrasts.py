@@ -49,10 +49,11 @@ import pandas as pd
 
 from srlib.detection.compare import common_decided
 from srlib.detection.decide import calibrated_threshold, oracle_threshold
-from srlib.detection.metrics import RANKING, bootstrap_p, confusion_metrics, holm
 from srlib.detection.registry import detector
-from srlib.detection.resample import ProblemResampler
-from srlib.detection.verdicts import difference
+from srlib.stats.metrics import RANKING, confusion_metrics
+from srlib.stats.resample import ProblemResampler
+from srlib.stats.significance import bootstrap_p, holm
+from srlib.stats.verdicts import difference
 
 MODES = ("none", "calibrated", "matched", "oracle", "scores")
 METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}

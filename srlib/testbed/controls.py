@@ -13,8 +13,8 @@ from scipy import stats
 from srlib.detection import registry
 from srlib.detection.compare import evaluate_detectors
 from srlib.detection.decide import calibrated_threshold, threshold_decide
-from srlib.detection.metrics import metric_table
 from srlib.detection.pooled import contrast_test, contrasts, control_test, rejection_rate
+from srlib.stats.metrics import metric_table
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE
 from srlib.testbed.report import stage_calibration, stage_detectors

@@ -20,8 +20,8 @@ from srlib.detection.blind import blind_scores
 from srlib.detection.decide import (
     self_referential,
 )
-from srlib.detection.metrics import metric_table
 from srlib.detection.scoring import perplexity
+from srlib.stats.metrics import metric_table
 from srlib.testbed.testbed import Testbed
 
 

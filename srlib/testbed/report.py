@@ -9,10 +9,10 @@ from scipy import stats
 from srlib.detection.compare import common_decided, deployable, evaluate_detectors, long_table
 from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.detection.decide import calibrated_threshold, threshold_decide
-from srlib.detection.metrics import metric_table
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
-from srlib.detection.verdicts import rate_holds
+from srlib.stats.metrics import metric_table
+from srlib.stats.verdicts import rate_holds
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, cached_variants
 from srlib.testbed.testbed import Testbed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from srlib.detection.verdicts import above_chance, rate_holds
+from srlib.stats.verdicts import above_chance, rate_holds
 
 
 def _span(values: pd.Series) -> str:

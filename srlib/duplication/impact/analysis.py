@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 
 from srlib.duplication.impact import published, verdicts
-from srlib.duplication.impact.clusters import LEVELS, ClusterBootstrap
 from srlib.duplication.impact.drops import (
     Pooled,
     against_reference,
@@ -23,6 +22,7 @@ from srlib.duplication.impact.drops import (
 )
 from srlib.duplication.impact.scenarios import SCENARIOS
 from srlib.duplication.impact.study import Prepared
+from srlib.stats.resample import LEVELS, ClusterBootstrap
 
 
 @dataclass

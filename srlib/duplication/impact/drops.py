@@ -12,9 +12,9 @@ the test candidates' duplicates, files or repositories was worth. A rule that le
 predicts the same in every scenario, so its net drop is zero by construction and its study's
 drop is pure composition.
 
-Every interval comes from one ``clusters.ClusterBootstrap`` (repositories, then files within
+Every interval comes from one ``stats.resample.ClusterBootstrap`` (repositories, then files within
 them): the same weights serve every model, scenario and candidate set, so every difference is
-paired, and each test's p-value is the two-sided bootstrap p (``detection.metrics.
+paired, and each test's p-value is the two-sided bootstrap p (``stats.significance.
 bootstrap_p``). ``family`` adjusts, by Holm, exactly the tests the chapter's verdicts read."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from srlib.detection.metrics import bootstrap_p, holm
-from srlib.duplication.impact.clusters import ClusterBootstrap
+from srlib.stats.resample import ClusterBootstrap
+from srlib.stats.significance import bootstrap_p, holm
 
 STEPS = (
     ("mixed", "near-duplicate"),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from srlib.detection.metrics import confusion_metrics
 from srlib.duplication.impact.features import Dataset, shape_rule
+from srlib.stats.metrics import confusion_metrics
 
 
 def paper_reference() -> pd.DataFrame:

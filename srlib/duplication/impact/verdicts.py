@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from srlib.detection.verdicts import direction
 from srlib.duplication.impact.drops import REFERENCES
+from srlib.stats.verdicts import direction
 
 STUDY_NAMES = {
     "Random Forest": "Random Forest",

@@ -1,15 +1,24 @@
-"""Resampling the unit that repeats: a candidate's label and its detectors' errors are shared
-with the other candidates of its file and its repository (one configuration file holds
-hundreds of candidates of one kind), so a bootstrap that draws candidates one by one treats
-them as independent and gives intervals that are too narrow.
+"""Resampling the unit that repeats, so that an interval covers what varies between studies.
+Three units, three resamplers, each the statistic's own:
 
-``ClusterBootstrap`` draws weights instead of rows: at level ``"repository"`` (the default) a
-two-stage bootstrap — repositories with replacement, then files with replacement within each
-drawn repository, every candidate of a drawn file coming with it; ``"file"`` draws files;
-``"candidate"`` draws candidates (the naive bootstrap, for comparison). One weight matrix
-serves every model, scenario and candidate set of a study, so every difference read from it
-is paired. Metrics are computed from weighted confusion counts (``detection.metrics.
-counts_metrics``), so a resample never copies the data."""
+- **Rows** (``metrics.metric_table``, ``metrics.bootstrap``): samples drawn with replacement,
+  for one model's decisions on independent samples.
+- **Problems** (``ProblemResampler``, the contrasts of the detection claim): seeds that score
+  the same problems are resampled by problem, each drawn problem bringing its rows of every
+  seed, so a problem that is easy or hard in every seed counts once (resampling rows as
+  independent under-covers; tested on a simulated testbed with persistent problem effects in
+  ``tests/test_contrasts.py``). Calibration problems are drawn alongside, so thresholds set
+  on them are re-set inside every resample.
+- **Repositories and files** (``ClusterBootstrap``, the duplication study): a candidate's
+  label and its detectors' errors are shared with the other candidates of its file and its
+  repository (one configuration file holds hundreds of candidates of one kind), so drawing
+  candidates one by one gives intervals that are too narrow. It draws weights instead of
+  rows: at level ``"repository"`` (the default) a two-stage bootstrap — repositories with
+  replacement, then files with replacement within each drawn repository, every candidate of
+  a drawn file coming with it; ``"file"`` draws files; ``"candidate"`` draws candidates (the
+  naive bootstrap, for comparison). One weight matrix serves every model, scenario and
+  candidate set of a study, so every difference read from it is paired; metrics come from
+  weighted confusion counts (``metrics.counts_metrics``), so a resample never copies data."""
 
 from __future__ import annotations
 
@@ -17,7 +26,41 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from srlib.detection.metrics import counts_metrics
+from srlib.stats.metrics import counts_metrics
+
+
+class ProblemResampler:
+    """Draws a group of parts' rows by problem: problems and calibration problems are drawn
+    with replacement from the parts' union, each drawn problem bringing its rows of every
+    part (as often as it was drawn)."""
+
+    def __init__(self, parts: Sequence) -> None:
+        self.parts = parts
+        problems = np.unique(np.concatenate([p.ids for p in parts]))
+        cal = np.unique(np.concatenate([p.cal_ids for p in parts]))
+        self.n, self.n_cal = problems.size, cal.size
+        self.rows = [np.searchsorted(problems, p.ids) for p in parts]
+        self.cal_rows = [np.searchsorted(cal, p.cal_ids) for p in parts]
+
+    def all(self) -> list:
+        """Every row of every part, once."""
+        return [(np.arange(p.y.size), None) for p in self.parts]
+
+    def draw(self, rng: np.random.Generator) -> list:
+        """(row, calibration row) positions of each part for one resample; a draw whose rows
+        hold one class only is drawn again."""
+        for _ in range(100):
+            counts = np.bincount(rng.integers(0, self.n, self.n), minlength=self.n)
+            idx = [np.repeat(np.arange(r.size), counts[r]) for r in self.rows]
+            y = np.concatenate([p.y[i] for p, i in zip(self.parts, idx, strict=True)])
+            if y.any() and not y.all():
+                break
+        cal = None
+        if self.n_cal:
+            counts = np.bincount(rng.integers(0, self.n_cal, self.n_cal), minlength=self.n_cal)
+            cal = [np.repeat(np.arange(r.size), counts[r]) for r in self.cal_rows]
+        return [(i, None if cal is None else c) for i, c in zip(idx, cal or idx, strict=True)]
+
 
 LEVELS = ("candidate", "file", "repository")
 
