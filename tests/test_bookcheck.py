@@ -76,4 +76,37 @@ def test_the_browser_sees_script_errors_and_images_it_cannot_show(tmp_path):
     problems = check_in_browser(tmp_path, tmp_path / "shots")
     kinds = {(p.page, p.kind) for p in problems}
     assert kinds == {("bad.html", "javascript error"), ("bad.html", "image not shown")}
-    assert {p.name for p in (tmp_path / "shots").iterdir()} == {"good.html.png", "bad.html.png"}
+    shots = {p.name for p in (tmp_path / "shots").iterdir()}
+    assert shots == {
+        f"{page}.html{end}" for page in ("good", "bad") for end in (".png", ".first.png")
+    }
+
+
+def test_a_chapter_must_open_on_its_answer(tmp_path):
+    """In the browser: a chapter page's answer box must hold a sentence and end on the first
+    screen (1280 × 800); a chapter without one is a problem, another page is not asked."""
+    import pytest
+
+    from srlib.book.browsercheck import check_in_browser, find_browser
+
+    if find_browser() is None:
+        pytest.skip("no Chromium installed (.ci/run installs Debian's)")
+    box = '<div class="admonition answer"><p>The answer</p><p>{}</p></div>'
+    said = box.format("Three of six contrasts are better, family-wise.")
+    chapters = tmp_path / "_executed"
+    chapters.mkdir()
+    pages = {
+        "top": f"<h1>Title</h1>{said}",
+        "low": f'<h1>Title</h1><div style="height:900px"></div>{said}',
+        "empty": "<h1>Title</h1>" + box.format(""),
+        "none": "<h1>Title</h1><p>No box.</p>",
+    }
+    for name, body in pages.items():
+        (chapters / f"{name}.html").write_text(f"<html><body>{body}</body></html>")
+    (tmp_path / "glossary.html").write_text("<html><body><p>Terms.</p></body></html>")
+    found = {(p.page, p.kind) for p in check_in_browser(tmp_path, tmp_path / "shots")}
+    assert found == {
+        ("_executed/low.html", "answer below the first screen"),
+        ("_executed/empty.html", "empty answer"),
+        ("_executed/none.html", "no answer box"),
+    }

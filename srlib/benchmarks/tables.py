@@ -81,3 +81,12 @@ def pass_table(checks: pd.DataFrame) -> pd.DataFrame:
     for status in counts.columns.drop("passed", errors="ignore"):
         out[status] = counts[status]
     return out
+
+
+def pass_said(table: pd.DataFrame) -> list[str]:
+    """One sentence per benchmark of a ``pass_table``: how many reference solutions pass."""
+    return [
+        f"{name}: {int(row.passed):,} of {int(row.executed):,} reference solutions pass in the "
+        f"sandbox ({row['pass rate']:.1%})."
+        for name, row in table.iterrows()
+    ]

@@ -1,7 +1,9 @@
 """The built book opened page by page in a real browser (headless Chromium, driven by
 Playwright; the Debian package ``chromium`` is enough, nothing is downloaded): a JavaScript
-error, an image the browser could not decode (``naturalWidth == 0``), or a code cell's error
-output is a problem, and one full-page screenshot per page is saved for a reader to look at.
+error, an image the browser could not decode (``naturalWidth == 0``), a code cell's error
+output, or a chapter's answer box (``srlib.book.answer``) that is empty or below its first
+screen (``FIRST_SCREEN``) is a problem; a full-page screenshot and one of the first screen
+are saved per page for a reader to look at.
 ``srlib.book.htmlcheck`` checks the same HTML without a browser."""
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from pathlib import Path
 from srlib.book.htmlcheck import Problem
 from srlib.errors import SrlibError
 
+FIRST_SCREEN = {"width": 1280, "height": 800}
+"""What a reader sees before scrolling, on a laptop: a chapter's answer must fit in it."""
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
-_SETTLE = """async () => {
+_SETTLE = r"""async () => {
   for (const img of document.images) { img.loading = "eager"; }
   await Promise.all(Array.from(document.images).map(img => img.complete ? null :
     new Promise(done => { img.onload = img.onerror = done; setTimeout(done, 5000); })));
@@ -22,6 +27,10 @@ _SETTLE = """async () => {
     broken: Array.from(document.images)
       .filter(img => img.naturalWidth === 0).map(img => img.getAttribute("src").slice(0, 80)),
     errors: document.querySelectorAll(".output.traceback, .output.error").length,
+    answer: Array.from(document.querySelectorAll(".admonition.answer")).map(box => ({
+      bottom: box.getBoundingClientRect().bottom + window.scrollY,
+      words: box.innerText.split(/\s+/).filter(w => w).length,
+    })),
   };
 }"""
 
@@ -60,7 +69,7 @@ def check_in_browser(
     problems: list[Problem] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        tab = browser.new_page(viewport=FIRST_SCREEN)
         seen: list[str] = []
         tab.on("pageerror", lambda e: seen.append(f"{e}"))
         tab.on("console", lambda m: seen.append(m.text) if m.type == "error" else None)
@@ -69,12 +78,33 @@ def check_in_browser(
             seen.clear()
             tab.goto(path.resolve().as_uri(), wait_until="load")
             state = tab.evaluate(_SETTLE)
-            tab.screenshot(path=shots / f"{name.replace('/', '__')}.png", full_page=True)
+            shot = shots / name.replace("/", "__")
+            tab.screenshot(path=f"{shot}.png", full_page=True)
+            tab.screenshot(path=f"{shot}.first.png")
             problems += [Problem(name, "javascript error", text) for text in seen]
             problems += [Problem(name, "image not shown", src) for src in state["broken"]]
             if state["errors"]:
                 problems.append(
                     Problem(name, "error output", f"{state['errors']} code cell error(s)")
                 )
+            problems += answer_problems(name, state["answer"])
         browser.close()
+    return problems
+
+
+def answer_problems(page: str, boxes: list[dict]) -> list[Problem]:
+    """A chapter page's answer box (``boxes``: each one's bottom edge in pixels from the top
+    of the page and its word count) must hold more than its title and end on the first
+    screen; every chapter (a page of executed notebooks) has one."""
+    problems = []
+    if "_executed" in page and not boxes:
+        problems.append(Problem(page, "no answer box", "a chapter opens on its answer"))
+    for box in boxes:
+        if box["words"] <= 2:
+            problems.append(Problem(page, "empty answer", "the answer box holds no sentence"))
+        elif box["bottom"] > FIRST_SCREEN["height"]:
+            where = f"it ends {box['bottom']:.0f} px down, the first screen at"
+            problems.append(
+                Problem(page, "answer below the first screen", f"{where} {FIRST_SCREEN['height']}")
+            )
     return problems

@@ -280,9 +280,10 @@ def _execute_one(root: Path, run: Run, quick: bool, force: bool) -> Path:
 
 
 def fold_setup(nb) -> None:
-    """Tag an executed chapter so its page opens on prose and results: papermill's injected
-    cell (which repeats the parameters cell with this run's values) folded whole, and the
-    first code cell after the parameters (the imports and the build) with its input folded."""
+    """Tag an executed chapter so its page opens on prose and results: the parameters cell's
+    input folded (one click shows what a rerun may change), papermill's injected cell (which
+    repeats it with this run's values) folded whole, and the first code cell after them (the
+    imports and the build) with its input folded."""
     cells = nb.cells
     tags = lambda c: c.setdefault("metadata", {}).setdefault("tags", [])  # noqa: E731
     params = [i for i, c in enumerate(cells) if "parameters" in tags(c)]
@@ -290,6 +291,9 @@ def fold_setup(nb) -> None:
     for i in injected:
         if "hide-cell" not in tags(cells[i]):
             tags(cells[i]).append("hide-cell")
+    for i in params:
+        if not {"hide-input", "hide-cell"} & set(tags(cells[i])):
+            tags(cells[i]).append("hide-input")
     after = max(params + injected, default=-1)
     setup = next((c for c in cells[after + 1 :] if c.cell_type == "code"), None)
     if setup is not None and not {"hide-input", "hide-cell", "remove-cell"} & set(tags(setup)):

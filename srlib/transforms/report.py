@@ -54,6 +54,18 @@ def yield_table(
     return out
 
 
+def yield_said(yields: pd.DataFrame, n: int) -> str:
+    """What a ``yield_table`` says at ``n`` variants, one clause per benchmark."""
+    column = f"n ≥ {n}"
+    if column not in yields:
+        raise ValueError(f"the yield table has no column {column!r}: add {n} to its ns")
+    parts = [
+        f"{row[column]:.1%} of {name}'s {int(row.samples):,} samples"
+        for name, row in yields.iterrows()
+    ]
+    return f"{' and '.join(parts)} reach {n} variants, each executed against its tests."
+
+
 def drop_table(samples: Sequence[Sample], sets: Sequence[Variants]) -> pd.DataFrame:
     """Why candidates were dropped and why samples fell short, counted per benchmark."""
     rows = []

@@ -111,6 +111,17 @@ def partition_table(parts: pd.DataFrame, labels: Sequence[bool] | None = None) -
     return table
 
 
+def partition_said(table: pd.DataFrame) -> str:
+    """What a ``partition_table`` says: the shares of exact and near duplicates, and what is
+    left with the exact copies removed (``C_dedup``: one representative kept per group)."""
+    share = table.share
+    return (
+        f"Of {table.samples['total']:,} candidates, {share['C_exact']:.1%} are exact duplicates "
+        f"and {share['C_near']:.1%} near duplicates of another; with the exact copies removed "
+        f"(one kept per group), {table.samples['C_dedup']:,} ({share['C_dedup']:.1%}) remain."
+    )
+
+
 def example_pair(contexts: Sequence[Context], parts: pd.DataFrame, marker: str = "[SECRET]"):
     """Two members of the largest near-duplicate cluster, as HTML with the secret's place
     shown as ``marker`` and the second's differing tokens marked (no secret value appears)."""
