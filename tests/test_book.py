@@ -81,13 +81,13 @@ def test_execute_stamps_skips_current_and_reruns_stale(tmp_path):
     assert last_output(out) == "10\n"
 
 
-def test_a_chapter_page_shows_its_parameters_once_and_folds_its_setup(tmp_path):
+def test_a_chapter_page_folds_its_parameters_and_setup_so_it_opens_on_prose(tmp_path):
     notebook(tmp_path / "notebooks" / "a.ipynb", "import math\nprint(x)", "print(x + 1)")
     (tmp_path / "runs.yml").write_text("- notebook: notebooks/a.ipynb\n  quick: {x: 2}\n")
     (out,) = book.execute(tmp_path, quick=True)
     cells = nbformat.read(out, as_version=4).cells
     tags = [c.metadata.get("tags", []) for c in cells]
-    assert ["parameters"] in tags  # the declared defaults, shown
+    assert ["parameters", "hide-input"] in tags  # the declared defaults, one click away
     assert ["injected-parameters", "hide-cell"] in tags  # this run's values: folded
     setup = next(c for c in cells if "import math" in c.source)
     assert setup.metadata.tags == ["hide-input"] and "hide-input" not in str(tags[-1])
