@@ -183,7 +183,9 @@ def detector_intervals(metrics: pd.DataFrame, metric: str = "mcc") -> plt.Figure
 
 def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
     """Each contrast's difference with its paired interval (a ``contrast_table``), one
-    marker per part (seed) and the pooled one in black, beside the line of no difference."""
+    marker per part (seed) and the pooled one in black, beside the line of no difference and
+    the equivalence margin (shaded); each label ends with the pooled family-wise (Holm)
+    verdict where the table has one."""
     t = table if role is None else table[table.role == role]
     names = list(dict.fromkeys(t.contrast))
     parts = list(dict.fromkeys(t.part))
@@ -197,9 +199,17 @@ def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
         err = [(p.difference - p.low).to_numpy(), (p.high - p.difference).to_numpy()]
         marker = "D" if part == "pooled" else "o"
         ax.errorbar(p.difference, y, xerr=err, fmt=marker, color=colours[part], label=part, ms=4)
-    ax.set_yticks(range(len(names)), names)
+    labels = names
+    pool = "pooled" if "pooled" in parts else parts[-1]  # the pool over all (or the one part)
+    summary = t[t.part == pool].set_index("contrast")
+    if "family_verdict" in t and summary.family_verdict.ne("").all():
+        labels = [f"{n}\n{summary.family_verdict[n]} (Holm)" for n in names]
+    ax.set_yticks(range(len(names)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="gray", lw=0.8)
+    if "margin" in t and t.margin.notna().any():
+        m = float(t.margin.dropna().iloc[0])
+        ax.axvspan(-m, m, color="gray", alpha=0.12, lw=0, label=f"equivalence ±{m:g}")
     metric = "/".join(sorted({m.upper() for m in t.metric}))
     ax.set(xlabel=f"difference in {metric} (first rule − second), 95% paired interval")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))

@@ -104,7 +104,7 @@ def test_an_arm_refuses_a_mode_its_detector_cannot_run():
         Arm(("SR grey",))
     primary = [c for c in preregistered() if c.role == "primary"]
     assert {c.a.detectors for c in primary} == {("SR gray",), ("SR black",)}
-    assert all(c.b.threshold == "matched" and c.b.matched_to == c.a.detectors[0] for c in primary)
+    assert all(c.b.threshold == "null" and c.b.matched_to == c.a.detectors[0] for c in primary)
     assert len(primary) == 6 and {c.metric for c in primary} == {"mcc"}
     with pytest.raises(ValueError, match="names the rule it is matched to"):
         Arm(("PPL",), "matched")
@@ -140,14 +140,15 @@ def test_a_rule_and_a_baseline_of_one_score_at_one_operating_point_show_no_diffe
     cal = _with_flags(clean, clean > cut)
     row = contrast_table({"seed 0": (long, cal)}, [MATCHED], n_boot=300).iloc[0]
     assert abs(row.difference) < 0.02 and row.low < 0 < row.high
-    assert "no evidence" in row.verdict and row.family_verdict == "no evidence"
+    assert "no evidence" in row.verdict and row.family_verdict in ("equivalent", "inconclusive")
     at_5 = Contrast("x", Arm(("SR gray",)), Arm(("PPL",), "calibrated"))
     unmatched = contrast_table({"seed 0": (long, cal)}, [at_5], n_boot=300).iloc[0]
     assert unmatched.low > 0  # held to 5% the same score 'loses': the operating point talks
 
 
 def test_the_matched_rate_is_the_rules_clean_flag_rate_in_every_resample():
-    from srlib.detection.contrasts import _clean_rate, _part
+    from srlib.detection.operating import _clean_rate
+    from srlib.detection.operating import part as _part
 
     y = np.arange(10) % 2 == 0
     long = long_table(y, {"SR gray": y}, {"PPL": y * 1.0})
@@ -169,11 +170,16 @@ def test_the_primary_family_is_holm_controlled():
     cal = pd.concat([_with_flags(noise, noise > 0.5, b) for b in scores]).drop_duplicates(
         ["id", "detector"]
     )
+    null = long_table(
+        np.zeros(300, bool),
+        {"SR gray": rng.random(300) < 0.3},
+        {b: rng.random(300) for b in scores},
+    )
     family = [c for c in preregistered(black=()) if c.role == "primary"]
-    table = contrast_table({"seed 0": (long, cal)}, family, n_boot=300)
+    table = contrast_table({"seed 0": (long, cal, null)}, family, n_boot=300)
     assert table.p_holm.ge(table.p).all() and table.p_holm.max() <= 1
     assert (table.p < 0.05).equals(table.low.gt(0) | table.high.lt(0))  # p follows the interval
-    assert set(table.family_verdict) <= {"better", "worse", "no evidence"}
+    assert set(table.family_verdict) <= {"better", "worse", "equivalent", "inconclusive"}
 
 
 def _equal_detectors(rng, n=120, right=0.7):
@@ -220,19 +226,21 @@ def _persistent_testbed(rng, problems=150, seeds=3, persistence=1.5):
 def _covered(parts, clustered: bool) -> bool:
     """Whether the pooled interval of SR gray − SR black holds the true zero; not
     ``clustered``: every seed's rows as independent samples (the under-covering bootstrap)."""
+    from srlib.detection.contrasts import contrast_parts
+    from srlib.detection.operating import from_arrays
+
     c = Contrast("A − B", Arm(("SR gray",)), Arm(("SR black",)))
-    tables = {}
-    for k, (ids, y, a, b) in enumerate(parts):
-        long = long_table(y, {"SR gray": a, "SR black": b})
-        if clustered:
-            long["id"] = ids[long.id.str[1:].astype(int)]
-        else:
-            long["id"] = f"seed{k}:" + long.id
-        tables[f"seed {k}"] = (long, None)
-    if not clustered:
-        tables = {"all": (pd.concat([t for t, _ in tables.values()]), None)}
-    table = contrast_table(tables, [c], n_boot=200, seed=0)
-    row = table.iloc[-1]
+    arrays = [
+        (ids if clustered else np.char.add(f"seed{k}:", ids), y, {"SR gray": a, "SR black": b})
+        for k, (ids, y, a, b) in enumerate(parts)
+    ]
+    if clustered:
+        built = {f"seed {k}": from_arrays(i, y, f, {}) for k, (i, y, f) in enumerate(arrays)}
+    else:
+        flags = {n: np.concatenate([f[n] for _, _, f in arrays]) for n in ("SR gray", "SR black")}
+        ids = np.concatenate([i for i, _, _ in arrays])
+        built = {"all": from_arrays(ids, np.concatenate([y for _, y, _ in arrays]), flags, {})}
+    row = contrast_parts(built, [c], each=False, n_boot=200, seed=0).iloc[-1]
     assert row.part == ("pooled" if clustered else "all")
     return bool(row.low <= 0 <= row.high)
 
@@ -247,7 +255,7 @@ def test_problem_clustered_pooled_intervals_cover_where_per_row_ones_do_not():
 
 
 def test_each_seed_and_the_pool_draw_from_streams_of_their_own():
-    from srlib.detection.contrasts import _part
+    from srlib.detection.operating import part as _part
     from srlib.stats.resample import ProblemResampler
 
     long = long_table(Y, {"SR gray": NOISE > 0.5})

@@ -290,7 +290,7 @@ def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache
     assert own.p_holm.notna().all() and (own.p_holm >= own.p).all()  # one family, Holm
     same = own.loc["PPL again − PPL"]  # equal to a built-in: the same flags in every resample
     assert (same.difference, same.low, same.high) == (0.0, 0.0, 0.0)
-    assert same.family_verdict == "no evidence"
+    assert same.family_verdict == "equivalent"  # 0 [0, 0]: inside any margin
     primary = claims[claims.role == "primary"].reset_index(drop=True)
     alone = claim_table({0: tb})
     assert primary.equals(alone[alone.role == "primary"].reset_index(drop=True))  # unmoved

@@ -209,6 +209,12 @@ def test_threshold_modes():
     clean = np.linspace(0, 1, 101)
     t = calibrated_threshold(clean, fpr=0.05)
     assert threshold_decide(clean, t).mean() <= 0.05
+    rng = np.random.default_rng(0)
+    for size in (1, 2, 7, 100, 464):
+        sample = np.round(rng.random(size), 1)  # ties too
+        for rate in (0.01, 0.05, 0.2, 0.37, 0.5):  # the fast path is numpy's "higher" quantile
+            quantile = np.quantile(sample, 1 - rate, method="higher")
+            assert calibrated_threshold(sample, rate) == quantile
     flags = threshold_decide([0.2, float("nan"), 0.9], 0.5)
     assert flags.tolist() == [False, pd.NA, True]
     ranked = evaluate(labels, scores=scores, n_boot=10).set_index("metric")

@@ -418,11 +418,13 @@ def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(quick_testbed_c
     assert replicate(tb, 1).runs[tb.main].checkpoints == other.runs[tb.main].checkpoints
     parts = claim_parts(reps)
     assert list(parts) == ["seed 0", "seed 1"]
-    long, calibration = parts["seed 1"]
+    long, calibration, null = parts["seed 1"]
     labels = long.drop_duplicates("id").set_index("id").leaked
     assert labels.equals(other.split.set_index("id").leaked.loc[labels.index])
     assert {"SR gray", "SR black", "PPL", "NGO"} <= set(long.detector)
     assert not calibration.leaked.any()
+    assert {"SR gray", "SR black", "PPL", "NGO"} <= set(null.detector)  # black-box too
+    assert set(null.id) == set(long.id)  # the null control on the very problems evaluated
 
 
 def test_thresholds_from_a_benchmark_the_model_never_saw(quick_testbed_cache):

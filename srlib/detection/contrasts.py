@@ -1,68 +1,72 @@
-"""Pre-registered contrasts between detectors, each a paired difference with its bootstrap
+"""Declared contrasts between detectors, each a paired difference with its bootstrap
 interval: the one place the book compares two detectors.
 
-A contrast is declared before any score is read (``preregistered``): arm A against arm B,
-each a detector at a threshold mode — ``none`` (threshold-free rules as they decide),
-``calibrated`` (the threshold that flags ``fpr`` of known-clean samples), ``matched`` (the
-threshold that flags as many known-clean samples as a named threshold-free rule flags of
-them: the two compared at one operating point, re-matched in every resample) or ``oracle``
-(the MCC-optimal threshold on the evaluated samples themselves: an upper bound, not a
-deployable rule), or ``scores`` (no threshold: the score itself, for AUC). A threshold-free
-rule may also be calibrated: its margin is then thresholded like a score. An arm may name
-several detectors: it is then the *best* of them, chosen anew in every resample, so the
-selection's optimism is part of the interval.
+A contrast is declared in code (``preregistered``): arm A against arm B, each a detector at
+a threshold mode (``operating``: ``none``, ``scores``, ``calibrated``, ``matched`` on the
+calibration split, ``null`` — matched on the null controls' evaluated problems, cross-fitted
+— or ``oracle``). A threshold-free rule may also be calibrated: its margin is then
+thresholded like a score. An arm may name several detectors: it is then the *best* of them,
+chosen anew in every resample, so the selection's optimism is part of the interval. The
+primary family was changed twice, the first time after a result had been seen; the detection
+chapter says when and why.
 
-The interval resamples what the difference depends on, together: the evaluated samples and,
-for calibrated arms, the calibration samples (the thresholds are re-set in every resample).
-All detectors are read on one **common decided set** (samples every arm can decide), so no
-arm is scored on samples another drops. The unit resampled is the **problem**: given several
-parts (seeds) that score the same problems, the pooled interval draws problems (and
-calibration problems) with replacement and keeps each drawn problem's rows of every seed
-together, so a problem that is easy or hard in every seed counts as one unit, not as
-independent ones; the pooled metric is computed on the union of the drawn rows. Each group
-(each seed alone, and the pool) draws from a random stream of its own.
+The interval resamples what the difference depends on, together: the evaluated problems,
+the calibration problems (thresholds re-set in every resample) and, pooled over several
+parts (seeds, each its own trained models), the parts themselves — a two-stage bootstrap
+(``stats.resample.ProblemResampler``) whose spread is widened by √(K/(K − 1)) for K parts,
+the small-sample correction of a mean over K units. All detectors are read on one **common
+decided set**, so no arm is scored on samples another drops. Each group (each seed alone,
+the pool, and the pool without the tuning seed) draws from a random stream of its own.
 
 A contrast of two fixed detectors gets the percentile interval of its resampled
 differences. A contrast with selection ("best of A − best of B" = max_i min_j (A_i − B_j))
 gets simultaneous bounds instead: every pairwise difference D_ij is widened by the 97.5%
 quantile of the largest deviation max_ij |D*_ij − D_ij| in that direction over the resamples
-(the bootstrap max-T), and the bounds go through the same max-min. Picking the best of ten
-equal detectors then gives a "better" verdict at about the nominal rate, where reusing the
-winner's own interval gives it far more often (both tested).
+(the bootstrap max-T), and the bounds go through the same max-min (both tested).
 
-The primary contrasts are one family, and its verdict is family-wise: each fixed pair's
-two-sided bootstrap p-value (twice the smaller share of resampled differences on either
-side of zero, so p < 0.05 exactly where the 95% percentile interval excludes zero) is
-Holm-adjusted across the family within each part, and ``family_verdict`` says "better" or
-"worse" only where the adjusted p-value is below 0.05. A researcher's detectors
-(``plugins``) are a family of their own, role ``"plug-in"``
-(``plugin_contrasts.contrasts``), adjusted the same way and apart from the primary one,
-whose verdicts they cannot move."""
+A family (``FAMILIES``: the primary contrasts; a researcher's own, role ``"plug-in"``) is
+judged family-wise. Each fixed pair gets a two-sided bootstrap p-value (twice the smaller
+share of resampled differences on either side of zero, so p < 0.05 exactly where the 95%
+percentile interval excludes zero) and an equivalence p-value (two one-sided tests against
+±``margin``: the larger share of resamples beyond either bound); each set is Holm-adjusted
+across the family within each part, and ``family_verdict`` reads "better" or "worse" where
+the difference is significant, else "equivalent" where equivalence is, else "inconclusive".
+Beside each: the difference the design detects with 80% power and the seeds a ``margin``
+would need (``stats.significance``), and each arm's realised flag rates on the null controls
+and the held-out half (``operating.realised``)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from srlib.detection.compare import common_decided
-from srlib.detection.decide import calibrated_threshold, oracle_threshold
+from srlib.detection.operating import Part, flags, part, realised
 from srlib.detection.registry import detector
-from srlib.stats.metrics import RANKING, confusion_metrics
+from srlib.stats.metrics import RANKING, count_metric
 from srlib.stats.resample import ProblemResampler
-from srlib.stats.significance import bootstrap_p, holm
+from srlib.stats.significance import (
+    bootstrap_p,
+    detectable,
+    equivalence_p,
+    holm,
+    units_needed,
+)
 from srlib.stats.verdicts import difference
 
-MODES = ("none", "calibrated", "matched", "oracle", "scores")
+MODES = ("none", "calibrated", "matched", "null", "oracle", "scores")
 METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}
 
 
 @dataclass(frozen=True)
 class Arm:
-    """One side of a contrast: a detector (or the best of several) at a threshold mode;
-    ``matched`` names the threshold-free rule whose clean flag rate it is matched to; ``fpr``
+    """One side of a contrast: a detector (or the best of several) at a threshold mode
+    (``operating``); ``matched_to`` names the threshold-free rule whose clean flag rate a
+    ``matched`` arm (on the calibration split) or a ``null`` arm (on the null controls'
+    evaluated problems, cross-fitted) is matched to; ``fpr``
     sets a calibrated arm's own rate (default: the table's); ``scores`` ranks by the score
     itself (a self-referential rule's margin), for ranking metrics."""
 
@@ -76,7 +80,7 @@ class Arm:
             raise ValueError(f"threshold mode must be one of {MODES}, got {self.threshold!r}")
         if not self.detectors:
             raise ValueError("an arm needs at least one detector")
-        if (self.threshold == "matched") != (self.matched_to is not None):
+        if (self.threshold in ("matched", "null")) != (self.matched_to is not None):
             raise ValueError("a matched arm names the rule it is matched to, and only it does")
         if self.matched_to is not None and not detector(self.matched_to).threshold_free:
             raise ValueError(f"{self.matched_to!r} has a threshold: nothing to match it to")
@@ -85,7 +89,7 @@ class Arm:
         for name in self.detectors:
             entry = detector(name)  # an unknown name lists the known ones
             free_ok = ("none", "scores", "calibrated")  # a rule's margin may be calibrated
-            thresholded_ok = ("calibrated", "matched", "oracle", "scores")
+            thresholded_ok = ("calibrated", "matched", "null", "oracle", "scores")
             if self.threshold not in (free_ok if entry.threshold_free else thresholded_ok):
                 raise ValueError(
                     f"{name!r} is {'threshold-free' if entry.threshold_free else 'thresholded'}"
@@ -97,7 +101,9 @@ class Arm:
         """How tables name the arm."""
         who = self.detectors[0] if len(self.detectors) == 1 else f"best of {len(self.detectors)}"
         if self.threshold == "matched":
-            return f"{who} (at {self.matched_to}'s clean rate)"
+            return f"{who} (at {self.matched_to}'s calibration rate)"
+        if self.threshold == "null":
+            return f"{who} (at {self.matched_to}'s null-control rate)"
         if self.fpr is not None:
             return f"{who} (calibrated, {self.fpr:.0%} FPR)"
         return who if self.threshold in ("none", "scores") else f"{who} ({self.threshold})"
@@ -105,8 +111,8 @@ class Arm:
     @property
     def mode(self) -> str:
         """The threshold mode as the computation keys it (a matched arm with its rule)."""
-        if self.threshold == "matched":
-            return f"matched:{self.matched_to}"
+        if self.threshold in ("matched", "null"):
+            return f"{self.threshold}:{self.matched_to}"
         return self.threshold if self.fpr is None else f"calibrated@{self.fpr}"
 
 
@@ -117,7 +123,8 @@ class Contrast:
     name: str
     a: Arm
     b: Arm
-    role: str = "primary"  # "primary" (the claim), "secondary" or "plug-in" (``FAMILIES``)
+    role: str = "primary"  # "primary" (the claim), "paper" (its effect size, in F1),
+    # "secondary" or "plug-in" (``FAMILIES``)
     metric: str = "mcc"  # "mcc", "f1", "tpr" or "auc" (arms at mode "scores")
 
     def __post_init__(self) -> None:
@@ -128,6 +135,11 @@ class Contrast:
             raise ValueError("AUC compares arms at threshold mode 'scores', and only AUC does")
 
 
+PAPER_GAIN = {"SR gray": 0.2152, "SR black": 0.1446}
+"""The study's reported F1 gains of SR over the threshold baselines (+21.52 and +14.46
+points, gray- and black-box), set against the F1 differences at the primary point."""
+
+
 def preregistered(
     gray: Sequence[str] = ("PPL", "Min-K%", "Min-K%++", "Zlib"),
     black: Sequence[str] = ("NGO", "n-gram acc"),
@@ -135,22 +147,39 @@ def preregistered(
     """The book's contrasts, fixed in code before any table is computed.
 
     Primary, one family (Holm across it): the paper's rules (SR gray, SR black) against each
-    baseline of their setting **at the rule's own operating point** — the baseline's
-    threshold flags as many clean calibration problems as the rule flags there — in MCC.
-    Secondary: the same pairs in TPR (same operating point); SR as it decides against each
-    baseline calibrated to ``fpr`` (SR's "no threshold needed" condition, where the baseline
-    is held to a low flag rate and SR is not); against the oracle threshold; the audit's
-    low-FPR regime (the rule's margin and the baseline both calibrated to flag 5%, and 1%,
-    of the clean calibration problems; MCC and TPR); ranking (AUC of the rule's margin
-    against the baseline's score, no threshold at all); the other
-    reference-free SR rules against their own score's baseline (matched); and the best
-    self-referential rule against the best calibrated baseline, both chosen inside every
-    resample."""
+    baseline of their setting **at the rule's own operating point measured where the
+    decisions are made** — the baseline's threshold flags as many of the null controls'
+    evaluated problems as the rule flags of them, cross-fitted (``operating``) — in MCC.
+    (Until this commit the primary point was matched on the MBPP calibration split; a
+    threshold does not carry from there to HumanEval and MBPP's test problems, and that
+    mismatch alone could favour either side. That match stays, as the deployable condition.)
+    The paper's own effect: the same pairs in F1, set against its reported gains
+    (``PAPER_GAIN``). Secondary: the same pairs in TPR (same point); matched on the
+    calibration split, the deployable point (MCC); SR as it decides against each baseline
+    calibrated to ``fpr`` (SR's "no threshold needed" condition); against the oracle
+    threshold; the audit's low-FPR regime (the rule's margin and the baseline both
+    calibrated to flag 5%, and 1%, of the clean calibration problems; MCC and TPR); ranking
+    (AUC of the rule's margin against the baseline's score); the other reference-free SR
+    rules against their own score's baseline (null point); and the best self-referential
+    rule against the best calibrated baseline, both chosen inside every resample."""
     pairs = [(sr, b) for sr, bs in (("SR gray", gray), ("SR black", black)) for b in bs]
+    at_null = lambda sr, b: Arm((b,), "null", matched_to=sr)  # noqa: E731
     matched = lambda sr, b: Arm((b,), "matched", matched_to=sr)  # noqa: E731
-    out = [Contrast(f"{sr} − {b}", Arm((sr,)), matched(sr, b)) for sr, b in pairs]
+    out = [Contrast(f"{sr} − {b}", Arm((sr,)), at_null(sr, b)) for sr, b in pairs]
     out += [
-        Contrast(f"{sr} − {b} (TPR)", Arm((sr,)), matched(sr, b), "secondary", "tpr")
+        Contrast(f"{sr} − {b} (F1)", Arm((sr,)), at_null(sr, b), "paper", "f1") for sr, b in pairs
+    ]
+    out += [
+        Contrast(f"{sr} − {b} (TPR)", Arm((sr,)), at_null(sr, b), "secondary", "tpr")
+        for sr, b in pairs
+    ]
+    out += [
+        Contrast(
+            f"{sr} − {b} (deployable: matched on calibration)",
+            Arm((sr,)),
+            matched(sr, b),
+            "secondary",
+        )
         for sr, b in pairs
     ]
     out += [
@@ -178,7 +207,7 @@ def preregistered(
         for sr, b in pairs
     ]
     for sr, b in (("SR Min-K%", "Min-K%"), ("SR Min-K%++", "Min-K%++"), ("SR Zlib", "Zlib")):
-        out.append(Contrast(f"{sr} − {b}", Arm((sr,)), matched(sr, b), "secondary"))
+        out.append(Contrast(f"{sr} − {b}", Arm((sr,)), at_null(sr, b), "secondary"))
     srs = ("SR gray", "SR black", "SR Min-K%", "SR Min-K%++", "SR Zlib")
     out.append(
         Contrast(
@@ -191,108 +220,27 @@ def preregistered(
     return out
 
 
-@dataclass
-class _Part:
-    """One part (seed) as arrays on its common decided set."""
-
-    y: np.ndarray
-    flags: dict[str, np.ndarray]  # threshold-free detectors
-    scores: dict[str, np.ndarray]  # thresholded detectors
-    clean: dict[str, np.ndarray]  # their calibration scores, one row per calibration sample
-    clean_flags: dict[str, np.ndarray]  # threshold-free rules on those rows (NaN: undecided)
-    margins: dict[str, np.ndarray]  # threshold-free rules' scores (their margins), for AUC
-    ids: np.ndarray  # the problem of each row (what a resample draws)
-    cal_ids: np.ndarray  # the calibration problem of each row of ``clean``
-
-
-def _part(long: pd.DataFrame, calibration: pd.DataFrame | None, used: set[str]) -> _Part:
-    """Arrays of the detectors ``used`` over the samples every one of them decides."""
-    missing = used - set(long.detector)
-    if missing:
-        raise ValueError(f"the table has no rows for detector(s) {sorted(missing)}")
-    rows = common_decided(long[long.detector.isin(used)], sorted(used))
-    free = rows.detector.map(lambda n: detector(n).threshold_free)
-    values = rows.assign(value=rows.flag.astype(object).where(free, rows.score))
-    wide = values.pivot(index="id", columns="detector", values="value")
-    labels = rows.drop_duplicates("id").set_index("id").leaked
-    ids = wide.index.to_numpy(str)
-    part = _Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, {}, {}, ids, np.array([], str))
-    margins = rows[free].pivot(index="id", columns="detector", values="score")
-    for name in used:
-        if detector(name).threshold_free:
-            part.flags[name] = wide[name].to_numpy(bool)
-            part.margins[name] = margins[name].reindex(wide.index).to_numpy(float)
-        else:
-            part.scores[name] = wide[name].to_numpy(float)
-    if calibration is not None and (part.scores or part.margins):
-        cal = calibration[calibration.detector.isin([*part.scores, *part.margins])]
-        table = cal.pivot(index="id", columns="detector", values="score")
-        scored = [*part.scores, *part.margins]  # baselines' scores, rules' margins
-        part.clean = {n: table[n].to_numpy(float) for n in scored if n in table}
-        part.cal_ids = table.index.to_numpy(str)
-        flags = calibration[calibration.detector.isin(part.flags)]
-        if "flag" in flags and len(flags):
-            flags = flags.pivot(index="id", columns="detector", values="flag")
-            flags = flags.reindex(table.index)
-            part.clean_flags = {n: _numeric(flags[n]) for n in part.flags if n in flags}
-    return part
-
-
-def _numeric(flags: pd.Series) -> np.ndarray:
-    """Flags as 1.0 / 0.0, undecided (None, NaN or pd.NA) as NaN."""
-    return flags.astype("boolean").to_numpy(dtype=float, na_value=np.nan)
-
-
 def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:
     """MCC, F1 or TPR of flags ``f`` against labels ``y`` (0 where undefined), or the AUC of
     scores ``f`` (a missing score ranks lowest)."""
     if name == "auc":
         return float(RANKING["roc_auc"](y, np.nan_to_num(np.asarray(f, float), nan=-np.inf)))
-    return float(confusion_metrics(y, np.asarray(f, dtype=bool))[METRICS[name]])
+    f = np.asarray(f, dtype=bool)
+    tp, fp = np.count_nonzero(y & f), np.count_nonzero(~y & f)
+    fn = np.count_nonzero(y) - tp
+    return count_metric(
+        METRICS[name], float(tp), float(fp), float(fn), float(y.size - tp - fp - fn)
+    )
 
 
-def _flags(part: _Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
-    """One detector's flags on a part's resampled samples (thresholds set on the resampled
-    calibration rows or, for the oracle, on the resample itself)."""
-    idx, cal = draw
-    if mode == "none":
-        return part.flags[name][idx]
-    if mode == "scores":
-        return (part.margins if name in part.margins else part.scores)[name][idx]
-    s = (part.margins if name in part.margins else part.scores)[name][idx]
-    if mode == "oracle":
-        t, _ = oracle_threshold(s, part.y[idx], "mcc")
-        return s >= t
-    if name not in part.clean:
-        raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
-    clean = part.clean[name] if cal is None else part.clean[name][cal]
-    if mode.startswith("matched:"):
-        fpr = _clean_rate(part, mode.partition(":")[2], cal)
-    elif mode.startswith("calibrated@"):
-        fpr = float(mode.partition("@")[2])
-    return s > calibrated_threshold(clean, fpr)
-
-
-def _clean_rate(part: _Part, rule: str, cal) -> float:
-    """The share of (resampled) calibration problems the threshold-free ``rule`` flags."""
-    flags = part.clean_flags.get(rule)
-    if flags is None:
-        raise ValueError(f"no calibration flags for {rule!r}: a matched arm needs them")
-    flags = flags if cal is None else flags[cal]
-    decided = flags[~np.isnan(flags)]
-    if decided.size == 0:
-        raise ValueError(f"{rule!r} decides no calibration problem: nothing to match")
-    return float(decided.mean())
-
-
-def _values(parts: list[_Part], needed, draws, fpr: float) -> dict:
-    """(detector, mode, metric) → the metric on the parts' resamples pooled."""
-    y = np.concatenate([p.y[idx] for p, (idx, _) in zip(parts, draws, strict=True)])
+def _values(parts: list[Part], needed, draws, fpr: float) -> dict:
+    """(detector, mode, metric) → the metric on the parts' resamples pooled (a part not drawn
+    in this resample, under the two-stage bootstrap, adds no row)."""
+    drawn = [(p, d) for p, d in zip(parts, draws, strict=True) if d[0].size]
+    y = np.concatenate([p.y[idx] for p, (idx, _) in drawn])
     out = {}
     for name, mode, metric in needed:
-        f = np.concatenate(
-            [_flags(p, name, mode, d, fpr) for p, d in zip(parts, draws, strict=True)]
-        )
+        f = np.concatenate([flags(p, name, mode, d, fpr) for p, d in drawn])
         out[name, mode, metric] = _metric(metric, y, f)
     return out
 
@@ -317,42 +265,82 @@ def _interval(point: np.ndarray, boots: np.ndarray, level: float) -> tuple[float
 
 
 def contrast_table(
-    parts: Mapping[str, tuple[pd.DataFrame, pd.DataFrame | None]],
+    parts: Mapping[str, tuple],
     contrasts: Sequence[Contrast],
     fpr: float = 0.05,
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     pooled: bool = True,
+    confirmatory: Sequence[str] | None = None,
+    margin: float = 0.05,
+    each: bool = True,
 ) -> pd.DataFrame:
     """Each contrast's difference A − B with its paired bootstrap interval and verdict, per
-    part (e.g. seed: part name → its long table and calibration long table, as
-    ``compare.long_table`` makes them) and, with ``pooled`` and more than one part, pooled
-    over all parts. Columns: contrast, role, part, a, b, metric, a_value, b_value,
-    difference, low, high, n (common decided samples), interval ("percentile" or
-    "simultaneous"), verdict, p, p_holm, family_verdict (primary contrasts)."""
+    part (e.g. seed: part name → its long table, calibration long table and, optionally,
+    its null control's long table on the same problems, as ``compare.long_table`` makes
+    them) and, with ``pooled`` and more than one part, pooled over all parts — resampling
+    the parts (the models) as well as the problems — and over the ``confirmatory`` parts
+    alone where they are fewer (the seeds the settings were not tuned on); not ``each``: the
+    pools only (simulations). Columns: contrast,
+    role, part, a, b, metric, a_value, b_value, difference, low, high, n, interval
+    ("percentile" or "simultaneous"), verdict, p, se (of the resampled differences),
+    detectable (the difference found with 80% power, ``stats.significance.detectable``),
+    seeds_needed (for ``margin``), p_equivalent (within ±``margin``), the arms' realised flag
+    rates on the null controls and the held-out half (a_null_rate, b_null_rate,
+    a_held_out_rate, b_held_out_rate), for the paper's rows its reported gain and whether the
+    interval holds it (paper_gain, paper_inside), and, per family (``FAMILIES``), p_holm,
+    p_equivalent_holm and family_verdict: better, worse, equivalent (within the margin) or
+    inconclusive."""
     contrasts = list(contrasts)
     used = {n for c in contrasts for arm in (c.a, c.b) for n in arm.detectors}
     used |= {arm.matched_to for c in contrasts for arm in (c.a, c.b) if arm.matched_to}
+    built = {name: part(*tables[:2], used, *tables[2:]) for name, tables in parts.items()}
+    options = {"fpr": fpr, "n_boot": n_boot, "seed": seed, "level": level, "margin": margin}
+    return contrast_parts(built, contrasts, pooled, confirmatory, each, **options)
+
+
+def contrast_parts(
+    built: Mapping[str, Part],
+    contrasts: Sequence[Contrast],
+    pooled: bool = True,
+    confirmatory: Sequence[str] | None = None,
+    each: bool = True,
+    fpr: float = 0.05,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    margin: float = 0.05,
+) -> pd.DataFrame:
+    """``contrast_table`` on parts already as arrays (``operating.part``,
+    ``operating.from_arrays``): what simulations call."""
     needed = {
         (n, arm.mode, c.metric) for c in contrasts for arm in (c.a, c.b) for n in arm.detectors
     }
-    built = {name: _part(long, cal, used) for name, (long, cal) in parts.items()}
-    groups = [(name, [p]) for name, p in built.items()]
+    groups = [(name, [p], 1) for name, p in built.items()] if each or len(built) == 1 else []
     if pooled and len(built) > 1:
-        groups.append(("pooled", list(built.values())))
+        groups.append(("pooled", list(built.values()), len(built)))
+        chosen = [built[n] for n in confirmatory or () if n in built]
+        if 1 < len(chosen) < len(built):
+            groups.append(("pooled, confirmatory seeds", chosen, len(chosen)))
+    family = Counter(c.role for c in contrasts)
     rows = []
-    for k, (part_name, members) in enumerate(groups):
+    for k, (part_name, members, units) in enumerate(groups):
         rng = np.random.default_rng([seed, k])  # a stream of its own per seed and the pool
-        sampler = ProblemResampler(members)
+        sampler = ProblemResampler(members, models=units > 1)
         full = _values(members, needed, sampler.all(), fpr)
         boots = [_values(members, needed, sampler.draw(rng), fpr) for _ in range(n_boot)]
         for c in contrasts:
             point = _pairs(full, c)
-            low, high = _interval(point, np.array([_pairs(v, c) for v in boots]), level)
-            p = bootstrap_p(np.array([_pairs(v, c) for v in boots])) if point.size == 1 else np.nan
+            resampled = np.array([_pairs(v, c) for v in boots])
+            if units > 1:  # K models resampled: their spread is (K − 1)/K of the truth's
+                resampled = point + np.sqrt(units / (units - 1)) * (resampled - point)
+            low, high = _interval(point, resampled, level)
+            single = point.size == 1
             a = max(full[n, c.a.mode, c.metric] for n in c.a.detectors)
             b = max(full[n, c.b.mode, c.metric] for n in c.b.detectors)
+            se = float(resampled.reshape(len(boots), -1)[:, 0].std()) if single else np.nan
+            found = detectable(se, family[c.role] if c.role in FAMILIES else 1)
             rows.append(
                 {
                     "contrast": c.name,
@@ -367,12 +355,37 @@ def contrast_table(
                     "low": float(low),
                     "high": float(high),
                     "n": int(sum(p.y.size for p in members)),
-                    "interval": "percentile" if point.size == 1 else "simultaneous",
+                    "interval": "percentile" if single else "simultaneous",
                     "verdict": difference(c.a.label, c.b.label, a - b, low, high, c.metric.upper()),
-                    "p": p,
+                    "p": bootstrap_p(resampled) if single else np.nan,
+                    "se": se,
+                    "detectable": found,
+                    "seeds_needed": units_needed(units, found, margin) if single else np.nan,
+                    "p_equivalent": equivalence_p(resampled, margin) if single else np.nan,
+                    "margin": margin,
+                    **_rates(members, c, fpr),
                 }
             )
-    return _family(pd.DataFrame(rows))
+    table = _family(pd.DataFrame(rows))
+    gain = table.a.map(PAPER_GAIN).where(table.role == "paper")
+    table["paper_gain"] = gain
+    table["paper_inside"] = ((gain >= table.low) & (gain <= table.high)).where(gain.notna())
+    return table
+
+
+def _rates(members: list[Part], c: Contrast, fpr: float) -> dict:
+    """Each arm's realised flag rates (``operating.realised``), pooled over the parts: on
+    the null controls' evaluated problems and on the leaked run's held-out half. Read for a
+    single detector per arm at a decision threshold; NaN otherwise."""
+    out = {}
+    for side, arm in (("a", c.a), ("b", c.b)):
+        fixed = len(arm.detectors) == 1 and arm.threshold != "scores"
+        rates = [realised(p, arm.detectors[0], arm.mode, fpr) for p in members] if fixed else []
+        for i, what in enumerate(("null", "held_out")):
+            got = np.array([r[i] for r in rates], dtype=float)
+            got = got[~np.isnan(got)]
+            out[f"{side}_{what}_rate"] = float(got.mean()) if got.size else np.nan
+    return out
 
 
 FAMILIES = ("primary", "plug-in")
@@ -380,16 +393,24 @@ FAMILIES = ("primary", "plug-in")
 
 
 def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Holm-adjusted p-values across each family's contrasts (``FAMILIES``) of each part, and
-    the family-wise verdict they give (secondary contrasts: their own intervals only)."""
+    """Holm-adjusted p-values across each family's contrasts (``FAMILIES``) of each part —
+    for a difference and for equivalence within the margin — and the family-wise verdict
+    they give: "better" or "worse" where the difference is significant, else "equivalent"
+    where equivalence is, else "inconclusive" (no evidence either way: not "no difference").
+    Secondary contrasts: their own intervals only."""
     table["p_holm"] = np.nan
+    table["p_equivalent_holm"] = np.nan
     table["family_verdict"] = ""
     family = table[table.role.isin(FAMILIES) & table.p.notna()]
     for _, g in family.groupby(["role", "part"], sort=False):
         adjusted = holm(g.p.to_numpy())
+        equivalent = holm(g.p_equivalent.to_numpy())
         table.loc[g.index, "p_holm"] = adjusted
+        table.loc[g.index, "p_equivalent_holm"] = equivalent
         table.loc[g.index, "family_verdict"] = [
-            ("better" if d > 0 else "worse") if q < alpha else "no evidence"
-            for d, q in zip(g.difference, adjusted, strict=True)
+            ("better" if d > 0 else "worse")
+            if q < alpha
+            else ("equivalent" if e < alpha else "inconclusive")
+            for d, q, e in zip(g.difference, adjusted, equivalent, strict=True)
         ]
     return table

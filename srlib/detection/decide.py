@@ -92,7 +92,8 @@ def calibrated_threshold(clean_scores: Sequence[float], fpr: float = 0.05) -> fl
     s = s[~np.isnan(s)]
     if s.size == 0:
         raise ValueError("no clean calibration scores")
-    return float(np.quantile(s, 1 - fpr, method="higher"))
+    k = int(np.ceil((1 - fpr) * (s.size - 1)))  # np.quantile(s, 1 - fpr, method="higher"),
+    return float(np.partition(s, k)[k])  # without its overhead (a test checks they agree)
 
 
 def threshold_decide(

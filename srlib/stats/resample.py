@@ -32,10 +32,14 @@ from srlib.stats.metrics import counts_metrics
 class ProblemResampler:
     """Draws a group of parts' rows by problem: problems and calibration problems are drawn
     with replacement from the parts' union, each drawn problem bringing its rows of every
-    part (as often as it was drawn)."""
+    part (as often as it was drawn). With ``models``, the parts (seeds: each its own trained
+    models) are drawn with replacement too, each drawn part bringing the drawn problems' rows
+    as often as it was drawn — a two-stage bootstrap whose interval carries the
+    model-to-model variance that holding the seeds fixed leaves out."""
 
-    def __init__(self, parts: Sequence) -> None:
+    def __init__(self, parts: Sequence, models: bool = False) -> None:
         self.parts = parts
+        self.models = models and len(parts) > 1
         problems = np.unique(np.concatenate([p.ids for p in parts]))
         cal = np.unique(np.concatenate([p.cal_ids for p in parts]))
         self.n, self.n_cal = problems.size, cal.size
@@ -47,19 +51,27 @@ class ProblemResampler:
         return [(np.arange(p.y.size), None) for p in self.parts]
 
     def draw(self, rng: np.random.Generator) -> list:
-        """(row, calibration row) positions of each part for one resample; a draw whose rows
-        hold one class only is drawn again."""
+        """(row, calibration row) positions of each part for one resample (empty for a part
+        not drawn); a draw whose rows hold one class only is drawn again."""
+        k = len(self.parts)
         for _ in range(100):
+            times = rng.multinomial(k, np.full(k, 1 / k)) if self.models else np.ones(k, int)
             counts = np.bincount(rng.integers(0, self.n, self.n), minlength=self.n)
-            idx = [np.repeat(np.arange(r.size), counts[r]) for r in self.rows]
+            idx = [
+                np.tile(np.repeat(np.arange(r.size), counts[r]), t)
+                for r, t in zip(self.rows, times, strict=True)
+            ]
             y = np.concatenate([p.y[i] for p, i in zip(self.parts, idx, strict=True)])
             if y.any() and not y.all():
                 break
-        cal = None
-        if self.n_cal:
-            counts = np.bincount(rng.integers(0, self.n_cal, self.n_cal), minlength=self.n_cal)
-            cal = [np.repeat(np.arange(r.size), counts[r]) for r in self.cal_rows]
-        return [(i, None if cal is None else c) for i, c in zip(idx, cal or idx, strict=True)]
+        if not self.n_cal:
+            return [(i, None) for i in idx]
+        counts = np.bincount(rng.integers(0, self.n_cal, self.n_cal), minlength=self.n_cal)
+        cal = [
+            np.tile(np.repeat(np.arange(r.size), counts[r]), t)
+            for r, t in zip(self.cal_rows, times, strict=True)
+        ]
+        return list(zip(idx, cal, strict=True))
 
 
 LEVELS = ("candidate", "file", "repository")

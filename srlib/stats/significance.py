@@ -27,3 +27,29 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     out = np.empty(m)
     out[order] = adjusted
     return out
+
+
+def equivalence_p(differences: np.ndarray, margin: float) -> float:
+    """Bootstrap p-value of two one-sided tests that a difference lies within ±``margin``
+    (TOST): the larger share of resampled differences at or beyond either bound. Below 0.05
+    where the 90% percentile interval lies inside the margin: "equivalent within it"."""
+    d = np.asarray(differences, dtype=float).reshape(-1)
+    return float(max(np.mean(d >= margin), np.mean(d <= -margin)))
+
+
+def detectable(se: float, family: int = 1, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest true difference a two-sided test at ``alpha``, Bonferroni-split across a
+    ``family`` of tests (what Holm spends on its first step: conservative), finds with
+    probability ``power``, for an estimate with standard error ``se`` (normal approximation):
+    (z(1 − α/2m) + z(power))·se."""
+    from scipy.stats import norm
+
+    return float((norm.ppf(1 - alpha / (2 * family)) + norm.ppf(power)) * se)
+
+
+def units_needed(units: int, now: float, wanted: float) -> int:
+    """How many independent units (seeds, models) bring a detectable difference of ``now``
+    with ``units`` of them down to ``wanted``, the standard error falling as 1/√units."""
+    if not (now > 0 and wanted > 0):
+        return units
+    return max(units, int(np.ceil(units * (now / wanted) ** 2)))

@@ -29,19 +29,36 @@ def above_chance(name: str, value: float, low: float, high: float, chance: float
     return f"{text}: no evidence that it separates them better than chance."
 
 
-def rate_holds(name: str, k: int, n: int, nominal: float, level: float = 0.95) -> str:
+def rate_holds(
+    name: str, k: int, n: int, nominal: float, level: float = 0.95, calibrated_on: int | None = None
+) -> str:
     """Whether ``k`` flags in ``n`` clean trials are consistent with the ``nominal`` rate,
-    two-sided: the exact (Clopper-Pearson) interval of the rate must hold the nominal level.
-    Too few flags fails as surely as too many (0 of 164 at 5% is not a threshold that holds)."""
+    two-sided. Without ``calibrated_on``: the exact (Clopper-Pearson) interval of the rate
+    must hold the nominal level. With it — a threshold set on that many clean samples, as
+    ``decide.calibrated_threshold`` sets it — the threshold's own noise counts too: on
+    exchangeable data the count of flags is beta-binomial (the threshold's true rate is
+    Beta-distributed around the nominal one), and ``k`` must lie inside its central
+    ``level`` range. Too few flags fails as surely as too many."""
     if n == 0:
         return f"{name}: no trials, so the nominal {nominal:g} cannot be checked."
     from scipy import stats
 
-    low, high = stats.binomtest(k, n).proportion_ci(level, method="exact")
-    text = f"{name}: {k} of {n} ({k / n:.1%}; exact {level:.0%} interval [{low:.1%}, {high:.1%}])"
-    if low > nominal:
+    text = f"{name}: {k} of {n} ({k / n:.1%}"
+    if calibrated_on:
+        m = int(calibrated_on)
+        j = int(math.ceil((1 - nominal) * (m - 1))) + 1  # the order statistic it cuts at
+        law = stats.betabinom(n, m - j + 1, j)
+        low, high = (int(x) for x in law.ppf([(1 - level) / 2, (1 + level) / 2]))
+        text += f"; a threshold set on {m} clean samples flags {low}–{high} of {n} in {level:.0%}"
+        text += " of draws, its own noise counted)"
+        below, above = k < low, k > high
+    else:
+        low, high = stats.binomtest(k, n).proportion_ci(level, method="exact")
+        text += f"; exact {level:.0%} interval [{low:.1%}, {high:.1%}])"
+        below, above = high < nominal, low > nominal
+    if above:
         return f"{text}, above the nominal {nominal:g}: the level does not hold."
-    if high < nominal:
+    if below:
         return f"{text}, below the nominal {nominal:g}: the level does not hold (too few)."
     return f"{text}: consistent with the nominal {nominal:g}."
 

@@ -19,12 +19,15 @@ from srlib.testbed.testbed import Testbed
 from srlib.transforms import Variants
 
 
-def black_stage(tb: Testbed, stage: ex.Stage) -> bool:
+def black_stage(tb: Testbed, stage: ex.Stage, calibration: bool = False) -> bool:
     """Whether black-box detectors run on this checkpoint: every trained one with
-    ``black_box_stages="all"``, else only the main run's last (generation is slow on a CPU)."""
+    ``black_box_stages="all"``, else only the last of the main run and, on the evaluated
+    problems (not ``calibration``), of the null control: generation is slow on a CPU, and
+    the claim's operating point is measured on the null control for SR black too."""
     if tb.config.black_box_stages == "all":
         return stage.run != "base"
-    return stage.run == tb.main and stage.epoch == tb.config.epochs
+    runs = (tb.main,) if calibration else (tb.main, NULL)
+    return stage.run in runs and stage.epoch == tb.config.epochs
 
 
 def memorisation_table(tb: Testbed) -> pd.DataFrame:
@@ -73,7 +76,7 @@ def stage_calibration(tb: Testbed, stage: ex.Stage) -> pd.DataFrame:
     """Every detector on the clean calibration split under one checkpoint, as the long
     table ``compare.long_table`` makes (baseline scores, the blind classifier's, and the
     self-referential margins of the samples with variants): where thresholds are set."""
-    cal = tb.calibration_scores(stage.path, black_stage(tb, stage))
+    cal = tb.calibration_scores(stage.path, black_stage(tb, stage, calibration=True))
     cal = cal.assign(score_blind=cal.id.map(ex.blind(tb)[1]))
     base, unrelated = tb.calibration_scores(tb.base), tb.calibration_scores(tb.reference)
     return long_table(cal, base, unrelated)
@@ -201,15 +204,21 @@ def split_table(tb: Testbed) -> pd.DataFrame:
     return out
 
 
-def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, ...]]:
     """Per replicate seed (``build.replicates``): its main run's last checkpoint as the long
-    detector table and the calibration long table, all samples (the unfiltered view) — what
-    ``contrasts.contrast_table`` reads."""
+    detector table, the calibration long table, and its null control's last checkpoint on
+    the same problems (where the primary operating point is measured), all samples (the
+    unfiltered view) — what ``contrasts.contrast_table`` reads."""
     parts = {}
     for seed, rep in reps.items():
-        run = rep.runs[rep.main]
+        run, null = rep.runs[rep.main], rep.runs[NULL]
         stage = ex.Stage(rep.main, len(run.checkpoints), run.checkpoints[-1])
-        parts[f"seed {seed}"] = (stage_detectors(rep, stage), stage_calibration(rep, stage))
+        clean = ex.Stage(NULL, len(null.checkpoints), null.checkpoints[-1])
+        parts[f"seed {seed}"] = (
+            stage_detectors(rep, stage),
+            stage_calibration(rep, stage),
+            stage_detectors(rep, clean),
+        )
     return parts
 
 
@@ -223,6 +232,7 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     first = next(iter(reps.values()))
     parts, config = claim_parts(reps), first.config
     options = {"fpr": config.fpr, "n_boot": config.n_boot, "seed": config.seed}
+    options["confirmatory"] = [f"seed {s}" for s in reps if s != config.seed]  # not tuned on
     table = contrast_table(parts, preregistered() if contrasts is None else contrasts, **options)
     if first.plugins and contrasts is None:
         own = contrast_table(parts, plugin_contrasts(first.plugins), **options)
@@ -270,9 +280,11 @@ def flag_rate(d: pd.DataFrame, clean: pd.Series | None, fpr: float, name: str) -
     threshold ("none" or "calibrated"), flagged, samples, rate, its exact 95% interval, and
     for a threshold whether the nominal ``fpr`` holds, two-sided (``verdicts.rate_holds``,
     naming ``name``). None where it cannot decide (no clean scores for a threshold)."""
+    calibrated_on = None
     if detector(d.detector.iloc[0]).threshold_free:
         flags, mode = d.flag.dropna().astype(bool), "none"
     elif clean is not None and clean.notna().any():
+        calibrated_on = int(clean.notna().sum())
         t = calibrated_threshold(clean.dropna(), fpr)
         flags = pd.Series(threshold_decide(d.score.to_numpy(float), t)).dropna()
         flags, mode = flags.astype(bool), "calibrated"
@@ -280,7 +292,9 @@ def flag_rate(d: pd.DataFrame, clean: pd.Series | None, fpr: float, name: str) -
         return None
     k, n = int(flags.sum()), int(flags.size)
     low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
-    verdict = rate_holds(name, k, n, fpr) if mode == "calibrated" else ""
+    verdict = (
+        rate_holds(name, k, n, fpr, calibrated_on=calibrated_on) if mode == "calibrated" else ""
+    )
     return {"threshold": mode, "flagged": k, "samples": n, "rate": k / n, "low": low,
             "high": high, "verdict": verdict}  # fmt: skip
 

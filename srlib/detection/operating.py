@@ -1,0 +1,234 @@
+"""Operating points: where each arm of a contrast puts its threshold, on one part's arrays.
+
+A part (a seed) holds every detector on its **common decided set** (samples every arm can
+decide): the leaked model's flags (threshold-free rules) or scores, the clean calibration
+split's scores, and, where the seed has one, its **null control** (the same recipe without
+benchmark text) on the very problems that are evaluated. The threshold modes:
+
+- ``none``: a threshold-free rule as it decides; ``scores``: the score itself (ranking);
+- ``calibrated`` / ``calibrated@r``: flags the share ``fpr`` (or ``r``) of clean calibration
+  problems — deployable;
+- ``matched:RULE``: flags as many clean calibration problems as RULE flags of them —
+  deployable, but the calibration split is MBPP while the evaluated problems are not, and
+  thresholds do not carry between them;
+- ``null:RULE``: flags as many of the null control's evaluated problems as RULE flags of
+  them — the operating point measured where the decisions are made. **Cross-fitted**: the
+  problems are split in two halves (by a hash of their id), and each half is judged with the
+  rate and threshold learnt on the other half's null-control rows, never on its own;
+- ``oracle``: the MCC-optimal threshold on the evaluated samples themselves (an upper bound).
+
+Thresholds read scores with **ties broken at random** (seeded per detector and problem: each
+score moved by less than half the smallest gap between distinct values), so a discrete score
+(n-gram accuracy takes a handful of values) can meet a rate instead of stopping at the tie
+below it. Ranking (AUC) reads the scores as they are."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from srlib.detection.compare import common_decided
+from srlib.detection.decide import calibrated_threshold, oracle_threshold
+from srlib.detection.registry import detector
+
+
+@dataclass
+class Part:
+    """One part (seed) as arrays on its common decided set."""
+
+    y: np.ndarray
+    flags: dict[str, np.ndarray]  # threshold-free detectors
+    scores: dict[str, np.ndarray]  # thresholded detectors
+    clean: dict[str, np.ndarray]  # their calibration scores, one row per calibration sample
+    clean_flags: dict[str, np.ndarray]  # threshold-free rules on those rows (NaN: undecided)
+    margins: dict[str, np.ndarray]  # threshold-free rules' scores (their margins), for AUC
+    ids: np.ndarray  # the problem of each row (what a resample draws)
+    cal_ids: np.ndarray  # the calibration problem of each row of ``clean``
+    null: dict[str, np.ndarray] = field(default_factory=dict)  # the null control on each
+    # row's problem: a rule's flags (1/0, NaN undecided) and a score's or margin's value
+    untied: dict[str, np.ndarray] = field(default_factory=dict)  # scores and margins with
+    # ties broken, for thresholds: "name", "clean:name", "null:name"
+    fold: np.ndarray = field(default_factory=lambda: np.array([], int))  # cross-fitting half
+
+    def values(self, name: str) -> np.ndarray:
+        """A score's (or a rule's margin's) values, as they are."""
+        return (self.margins if name in self.margins else self.scores)[name]
+
+
+def part(
+    long: pd.DataFrame,
+    calibration: pd.DataFrame | None,
+    used: set[str],
+    null: pd.DataFrame | None = None,
+) -> Part:
+    """Arrays of the detectors ``used`` over the samples every one of them decides (and, with
+    ``null``, the null control decides too: the null-matched point needs both)."""
+    missing = used - set(long.detector)
+    if missing:
+        raise ValueError(f"the table has no rows for detector(s) {sorted(missing)}")
+    rows = common_decided(long[long.detector.isin(used)], sorted(used))
+    present = sorted(used & set(null.detector)) if null is not None else []
+    if present:  # the null control decides what it scored (a detector it lacks has no null arm)
+        both = common_decided(null[null.detector.isin(present)], present)
+        rows = rows[rows.id.isin(set(both.id))]
+    free = rows.detector.map(lambda n: detector(n).threshold_free)
+    values = rows.assign(value=rows.flag.astype(object).where(free, rows.score))
+    wide = values.pivot(index="id", columns="detector", values="value")
+    labels = rows.drop_duplicates("id").set_index("id").leaked
+    ids = wide.index.to_numpy(str)
+    out = Part(labels.loc[wide.index].to_numpy(bool), {}, {}, {}, {}, {}, ids, np.array([], str))
+    margins = rows[free].pivot(index="id", columns="detector", values="score")
+    for name in used:
+        if detector(name).threshold_free:
+            out.flags[name] = wide[name].to_numpy(bool)
+            out.margins[name] = margins[name].reindex(wide.index).to_numpy(float)
+        else:
+            out.scores[name] = wide[name].to_numpy(float)
+    if calibration is not None and (out.scores or out.margins):
+        cal = calibration[calibration.detector.isin([*out.scores, *out.margins])]
+        table = cal.pivot(index="id", columns="detector", values="score")
+        scored = [*out.scores, *out.margins]  # baselines' scores, rules' margins
+        out.clean = {n: table[n].to_numpy(float) for n in scored if n in table}
+        out.cal_ids = table.index.to_numpy(str)
+        flags = calibration[calibration.detector.isin(out.flags)]
+        if "flag" in flags and len(flags):
+            flags = flags.pivot(index="id", columns="detector", values="flag")
+            flags = flags.reindex(table.index)
+            out.clean_flags = {n: numeric(flags[n]) for n in out.flags if n in flags}
+    if present:
+        own = null[null.detector.isin(present) & null.id.isin(set(ids))]
+        scores = own.pivot(index="id", columns="detector", values="score").reindex(wide.index)
+        flags = own.pivot(index="id", columns="detector", values="flag").reindex(wide.index)
+        for name in present:
+            rule = detector(name).threshold_free
+            out.null[name] = numeric(flags[name]) if rule else scores[name].to_numpy(float)
+            if rule:
+                out.null[f"margin:{name}"] = scores[name].to_numpy(float)
+    return finish(out)
+
+
+def from_arrays(
+    ids: np.ndarray,
+    y: np.ndarray,
+    flags: dict[str, np.ndarray],
+    scores: dict[str, np.ndarray],
+    null: dict[str, np.ndarray] | None = None,
+) -> Part:
+    """A part straight from arrays on one common decided set (simulations): rules' flags,
+    baselines' scores and, optionally, the null control's flags and scores on the same rows."""
+    empty = np.array([], str)
+    out = Part(np.asarray(y, bool), dict(flags), dict(scores), {}, {}, {}, np.asarray(ids), empty)
+    out.null = {k: np.asarray(v, float) for k, v in (null or {}).items()}
+    return finish(out)
+
+
+def finish(p: Part) -> Part:
+    """Give a part its cross-fitting halves (by a hash of each problem's id) and its scores
+    with ties broken."""
+    p.fold = np.array([_hash(f"fold:{i}") % 2 for i in p.ids], dtype=int)
+    _untie(p)
+    return p
+
+
+def numeric(flags: pd.Series) -> np.ndarray:
+    """Flags as 1.0 / 0.0, undecided (None, NaN or pd.NA) as NaN."""
+    return flags.astype("boolean").to_numpy(dtype=float, na_value=np.nan)
+
+
+def _hash(text: str) -> int:
+    """A stable 64-bit hash (not Python's salted ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def _untie(p: Part) -> None:
+    """Fill ``p.untied``: every score and margin (evaluated, calibration, null control) moved
+    by a seeded amount below half the smallest gap between its distinct values, so that
+    thresholds break ties at random and order nothing else differently."""
+    for name in [*p.scores, *p.margins]:
+        null = p.null.get(f"margin:{name}", p.null.get(name)) if p.null else None
+        arrays = {"": p.values(name), "clean:": p.clean.get(name), "null:": null}
+        arrays = {k: v for k, v in arrays.items() if v is not None}
+        every = np.concatenate([v[~np.isnan(v)] for v in arrays.values()])
+        gaps = np.diff(np.unique(every))
+        step = 0.5 * gaps.min() if gaps.size else 1.0
+        for prefix, values in arrays.items():
+            keys = p.cal_ids if prefix == "clean:" else p.ids
+            u = np.array([_hash(f"{name}:{prefix}{i}") / 2.0**64 for i in keys])
+            p.untied[f"{prefix}{name}"] = values + step * u
+
+
+def thresholds(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
+    """The threshold each resampled row of ``p`` is judged at (flag when score > t; the
+    oracle's flag at t and above is turned into that by ``flags``)."""
+    idx, cal = draw
+    s = p.untied[name][idx]
+    if mode == "oracle":
+        t, _ = oracle_threshold(s, p.y[idx], "mcc")
+        return np.full(idx.size, np.nextafter(t, -np.inf))
+    if mode.startswith("null:"):
+        return _cross_fitted(p, name, mode.partition(":")[2], idx)
+    if name not in p.clean:
+        raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
+    clean = p.untied[f"clean:{name}"]
+    clean = clean if cal is None else clean[cal]
+    if mode.startswith("matched:"):
+        fpr = _clean_rate(p, mode.partition(":")[2], cal)
+    elif mode.startswith("calibrated@"):
+        fpr = float(mode.partition("@")[2])
+    return np.full(idx.size, calibrated_threshold(clean, fpr))
+
+
+def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray) -> np.ndarray:
+    """Per resampled row: the threshold that flags, on the *other* half's null-control rows,
+    the share of them ``rule`` flags there."""
+    if rule not in p.null or f"null:{name}" not in p.untied:
+        raise ValueError(f"no null-control rows for {rule!r} and {name!r}: a null arm needs them")
+    fold, rule_flags, scores = p.fold[idx], p.null[rule][idx], p.untied[f"null:{name}"][idx]
+    out = np.full(idx.size, np.inf)
+    for k in (0, 1):
+        learn = fold != k
+        decided = rule_flags[learn][~np.isnan(rule_flags[learn])]
+        clean = scores[learn][~np.isnan(scores[learn])]
+        if decided.size and clean.size:
+            out[fold == k] = calibrated_threshold(clean, float(decided.mean()))
+    return out
+
+
+def _clean_rate(p: Part, rule: str, cal) -> float:
+    """The share of (resampled) calibration problems the threshold-free ``rule`` flags."""
+    flags = p.clean_flags.get(rule)
+    if flags is None:
+        raise ValueError(f"no calibration flags for {rule!r}: a matched arm needs them")
+    flags = flags if cal is None else flags[cal]
+    decided = flags[~np.isnan(flags)]
+    if decided.size == 0:
+        raise ValueError(f"{rule!r} decides no calibration problem: nothing to match")
+    return float(decided.mean())
+
+
+def flags(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
+    """One detector's flags on a part's resampled rows (or, at mode ``scores``, its values)."""
+    idx, _ = draw
+    if mode == "none":
+        return p.flags[name][idx]
+    if mode == "scores":
+        return p.values(name)[idx]
+    return p.untied[name][idx] > thresholds(p, name, mode, draw, fpr)
+
+
+def realised(p: Part, name: str, mode: str, fpr: float) -> tuple[float, float]:
+    """The share of the null control's problems and of the leaked run's held-out problems an
+    arm flags, at the thresholds it is judged at (NaN where the part has no null control)."""
+    draw = (np.arange(p.y.size), None)
+    own = flags(p, name, mode, draw, fpr)
+    held_out = float(own[~p.y].mean()) if (~p.y).any() else float("nan")
+    if not p.null:
+        return float("nan"), held_out
+    if mode == "none":
+        null = p.null[name]
+        return float(np.nanmean(null)) if (~np.isnan(null)).any() else float("nan"), held_out
+    null = p.untied[f"null:{name}"] > thresholds(p, name, mode, draw, fpr)
+    return float(null.mean()), held_out
