@@ -88,7 +88,10 @@ def test_seeds_are_reported_each_and_pooled():
     table = contrast_table(parts, [SR_VS_PPL], n_boot=100)
     assert list(table.part) == ["seed 0", "seed 1", "seed 2", "pooled"]
     pooled = table.set_index("part").loc["pooled"]
-    assert pooled.n == 600 and pooled.high - pooled.low < (table.high - table.low).iloc[0]
+    assert pooled.n == 600 and pooled.low <= pooled.difference <= pooled.high
+    # the pool resamples the seeds too (their models vary), so with three seeds it need not
+    # be narrower than one seed's; its coverage is test_operating's
+    assert pooled.seeds_needed >= 1 and not np.isnan(pooled.detectable)
 
 
 def test_an_arm_refuses_a_mode_its_detector_cannot_run():
