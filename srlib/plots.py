@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from srlib.detection.verdicts import pooled_rows
+
 if TYPE_CHECKING:
     from srlib.models.base import TokenScores
 
@@ -200,8 +202,7 @@ def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
         marker = "D" if part == "pooled" else "o"
         ax.errorbar(p.difference, y, xerr=err, fmt=marker, color=colours[part], label=part, ms=4)
     labels = names
-    pool = "pooled" if "pooled" in parts else parts[-1]  # the pool over all (or the one part)
-    summary = t[t.part == pool].set_index("contrast")
+    summary = pooled_rows(t).set_index("contrast")
     if "family_verdict" in t and summary.family_verdict.ne("").all():
         labels = [f"{n}\n{summary.family_verdict[n]} (Holm)" for n in names]
     ax.set_yticks(range(len(names)), labels, fontsize=8)

@@ -17,8 +17,9 @@ CONFIRMATORY = "pooled, confirmatory seeds"
 VERDICTS = ("better", "worse", "equivalent", "inconclusive")
 
 
-def _summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows a headline reads: the pool over every seed, or the one part there is."""
+def pooled_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a contrast table a summary reads: the pool over every seed, or the one
+    part there is (never the pool without the tuning seed)."""
     return rows[rows.part == POOLED] if POOLED in set(rows.part) else rows
 
 
@@ -34,7 +35,7 @@ def claim_headline(table: pd.DataFrame, role: str = "primary") -> list[str]:
     if rows.empty:
         return [f"No {role} contrast was computed."]
     seeds = [p for p in dict.fromkeys(rows.part) if p not in (POOLED, CONFIRMATORY)]
-    summary = _summary(rows)
+    summary = pooled_rows(rows)
     family = "family_verdict" in summary and summary.family_verdict.ne("").all()
     marginal = [direction(lo, hi) for lo, hi in zip(summary.low, summary.high, strict=True)]
     verdicts = list(summary.family_verdict) if family else marginal
@@ -98,7 +99,7 @@ def _row(row, verdict: str, family: bool, held: int, parts: int) -> str:
 def paper_sentences(table: pd.DataFrame) -> list[str]:
     """Per rule, the paper's reported F1 gain against each F1 difference's interval at the
     primary point: inside it (consistent) or outside it (excluded)."""
-    rows = _summary(table[table.role == "paper"])
+    rows = pooled_rows(table[table.role == "paper"])
     out = []
     for rule, g in rows.groupby("a", sort=False):
         gain = g.paper_gain.iloc[0]
