@@ -103,6 +103,7 @@ class HFModel:
         device: str = "cpu",
         dtype: str = "float32",
         batch_size: int = 8,
+        generate_batch: int | None = None,
         max_length: int | None = None,
         stride: int | None = None,
         threads: int | None = None,
@@ -129,6 +130,7 @@ class HFModel:
             ) from e
         self.model.to(device).eval()
         self.device, self.batch_size = device, batch_size
+        self.generate_batch = generate_batch or batch_size  # prompts per ``generate`` batch
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
         config = self.model.config
@@ -144,6 +146,8 @@ class HFModel:
             max_length=self.max_length,
             stride=self.stride,
             threads=threads,
+            batch_size=batch_size,  # a batch's padding moves the numbers slightly
+            generate_batch=self.generate_batch,
             code=digest(code_digests([__name__])),  # fixed scoring code rescores
         )
         self.threads = threads  # CPU threads of scoring (None: as set); scores depend on it
@@ -249,8 +253,8 @@ class HFModel:
         sample = settings.temperature > 0
         lengths = tok(prompts, truncation=True, max_length=room)["input_ids"] if prompts else []
         order = sorted(range(len(prompts)), key=lambda i: -len(lengths[i]))  # little padding
-        for b in range(0, len(order), self.batch_size):
-            rows = order[b : b + self.batch_size]
+        for b in range(0, len(order), self.generate_batch):
+            rows = order[b : b + self.generate_batch]
             chunk = [prompts[i] for i in rows]
             enc = tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=room)
             enc = enc.to(self.device)

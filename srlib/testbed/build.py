@@ -148,6 +148,9 @@ def shared(
         changes["base_model"] = base_model
     tb = build(profile(profile_name, **changes), cache_dir, progress, core_only)
     tb.plugins = tuple(load(detectors))
+    tb.opened = {"profile_name": profile_name, "settings": dict(settings or {}),
+                 "base_model": base_model, "cache_dir": str(cache_dir), "core_only": core_only,
+                 "detectors": detectors}  # fmt: skip
     return tb
 
 

@@ -83,6 +83,9 @@ class TestbedConfig:
     # with bf16 units — other weights (``bench/precision.py`` sets the two side by side)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 16  # texts per forward pass
+    generate_batch: int = 32  # prompts per generation batch: decoding a small model on a CPU is
+    # bound by per-step overhead, so 32 prompts decode in about 3/4 of the time of 16
+    # (``bench/generation.py``); scoring is fastest at 16
     max_new_tokens: int = 48  # black-box: tokens generated after each prefix
     black_box_stages: str = "last"  # "last": the main run's last checkpoint; or "all" stages
     fpr: float = 0.05  # calibrated thresholds flag this share of the calibration split

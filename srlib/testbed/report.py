@@ -15,19 +15,9 @@ from srlib.stats.metrics import metric_table
 from srlib.stats.verdicts import rate_holds
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, cached_variants
+from srlib.testbed.prepare import black_stage
 from srlib.testbed.testbed import Testbed
 from srlib.transforms import Variants
-
-
-def black_stage(tb: Testbed, stage: ex.Stage, calibration: bool = False) -> bool:
-    """Whether black-box detectors run on this checkpoint: every trained one with
-    ``black_box_stages="all"``, else only the last of the main run and, on the evaluated
-    problems (not ``calibration``), of the null control: generation is slow on a CPU, and
-    the claim's operating point is measured on the null control for SR black too."""
-    if tb.config.black_box_stages == "all":
-        return stage.run != "base"
-    runs = (tb.main,) if calibration else (tb.main, NULL)
-    return stage.run in runs and stage.epoch == tb.config.epochs
 
 
 def memorisation_table(tb: Testbed) -> pd.DataFrame:

@@ -55,6 +55,8 @@ class Testbed:
     plugins: tuple[Plugin, ...] = ()  # a researcher's detectors, scored beside the built-ins
     failures: dict = field(default_factory=dict, repr=False)  # (plug-in, checkpoint, texts)
     # → the calls it could not score, by reason (``"calibration"`` for the clean split's texts)
+    opened: dict = field(default_factory=dict, repr=False)  # ``build.shared``'s arguments, so
+    # a worker of ``prepare`` opens the same testbed
 
     @property
     def store(self) -> Store:
@@ -120,7 +122,12 @@ class Testbed:
         """A checkpoint behind the testbed's score cache."""
         c = self.config
         hf = HFModel(
-            str(path), device=c.device, dtype=c.dtype, batch_size=c.score_batch, threads=c.threads
+            str(path),
+            device=c.device,
+            dtype=c.dtype,
+            batch_size=c.score_batch,
+            generate_batch=c.generate_batch,
+            threads=c.threads,
         )
         return CachedModel(hf, self.cache_dir / "scores.sqlite", progress=progress)
 
