@@ -235,3 +235,26 @@ def test_settled_code_tokens():
     assert not code_tokens_settled("x = do n", 3)  # " n't" may still be cleaned to "don't"
     assert not code_tokens_settled("a b", 5)
     assert not code_tokens_settled("x = 1 + 2 \ufffd", 3)  # half a character
+
+
+class Echo:
+    """A model double that continues every prompt with its own text."""
+
+    fingerprint = "echo"
+
+    def generate(self, prompts, settings):
+        return [[p] for p in prompts]
+
+
+def test_a_namespace_shares_values_only_within_itself(tmp_path):
+    prompts, settings = ["a", "bb", "ccc"], GenerationSettings(max_new_tokens=2)
+    path = tmp_path / "c.sqlite"
+    shared = CachedModel(Echo(), path, progress=False)
+    shared.generate(prompts, settings)
+    apart = CachedModel(Echo(), path, progress=False, namespace="n=10")
+    assert apart.generate(prompts, settings) == [["a"], ["bb"], ["ccc"]]
+    assert apart.computed == 3  # nothing taken from the shared namespace
+    again = CachedModel(Echo(), path, progress=False, namespace="n=10")
+    again.generate(prompts, settings)
+    assert again.computed == 0
+    assert len(DiskCache(path)) == 6

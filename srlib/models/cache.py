@@ -80,14 +80,23 @@ class CachedModel:
     """Wrap a model so that every score and generation is computed once, in batches of
     ``chunk`` texts of like length (the longest first: a model's own batches inside a chunk
     pad little; 10% faster generation than chunks in input order, same outputs) that are
-    committed as they finish (with a progress bar)."""
+    committed as they finish (with a progress bar). A model's numbers move slightly with the
+    batch a text is scored in, so a value is the one the first request that computed it got;
+    a request that overlaps another's texts in part, and may run beside it, takes a
+    ``namespace`` of its own so that neither's numbers depend on which ran first."""
 
     def __init__(
-        self, model, cache: DiskCache | str | Path, chunk: int = 64, progress: bool = True
+        self,
+        model,
+        cache: DiskCache | str | Path,
+        chunk: int = 64,
+        progress: bool = True,
+        namespace: str = "",
     ):
         self.model = model
         self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
         self.fingerprint = model.fingerprint
+        self.namespace = namespace  # values are shared only with wrappers of the same one
         self.chunk, self.progress = chunk, progress
         self.computed = 0  # items computed (not served from the cache) by this wrapper
 
@@ -106,7 +115,8 @@ class CachedModel:
         return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
 
     def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:
-        keys = [DiskCache.key(self.fingerprint, what, x) for x in items]
+        scope = (self.fingerprint, self.namespace) if self.namespace else (self.fingerprint,)
+        keys = [DiskCache.key(*scope, what, x) for x in items]
         have = self.cache.get_many(keys)
         todo = {k: x for k, x in zip(keys, items, strict=True) if k not in have}
         order = sorted(todo, key=lambda k: (-len(todo[k]), k))  # like lengths: little padding

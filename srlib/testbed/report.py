@@ -114,7 +114,7 @@ def n_sensitivity(tb: Testbed, ns=(1, 2, 3, 5, 10), draws: int = 10) -> pd.DataF
     """SR gray's P/R/F1/MCC on the main run's last checkpoint for each n, over ``draws``
     random subsets of the ``n_max`` scored variants."""
     last = tb.runs[tb.main].checkpoints[-1]
-    table = tb.scores(last, tb.config.n_max)
+    table = tb.scores(last, tb.config.n_max, apart=True)  # beside the detection chapter's n
     ns = [n for n in ns if n <= tb.config.n_max]
     return pd.concat(
         [ex.sr_subsets(table, n, draws, tb.config.seed) for n in ns], ignore_index=True

@@ -118,8 +118,8 @@ class Testbed:
         not leaked in that run and are left out of its evaluation."""
         return {i: v.text for i, v in self.paraphrase_variants.items()}
 
-    def model(self, path: Path, progress: bool = False) -> CachedModel:
-        """A checkpoint behind the testbed's score cache."""
+    def model(self, path: Path, progress: bool = False, namespace: str = "") -> CachedModel:
+        """A checkpoint behind the testbed's score cache (``namespace``: ``CachedModel``'s)."""
         c = self.config
         hf = HFModel(
             str(path),
@@ -129,7 +129,8 @@ class Testbed:
             generate_batch=c.generate_batch,
             threads=c.threads,
         )
-        return CachedModel(hf, self.cache_dir / "scores.sqlite", progress=progress)
+        cache = self.cache_dir / "scores.sqlite"
+        return CachedModel(hf, cache, progress=progress, namespace=namespace)
 
     def scores(
         self,
@@ -138,26 +139,32 @@ class Testbed:
         black: bool = False,
         variants: list[Variants] | None = None,
         progress: bool = False,
+        apart: bool = False,
     ) -> pd.DataFrame:
         """``detect`` on the testbed's samples with their first ``n`` variants (``None``: the
         config's ``n``; 0: the originals only) or the given ``variants``, gray-box and, with
         ``black``, black-box with n-gram accuracy; the base model as reference; labels joined.
         One row per sample, through the store (keyed on the model, the texts, the settings
         and the scoring code) and remembered on the testbed. Each of ``plugins`` adds its
-        columns from an artifact of its own, keyed on its source (``_with_plugins``)."""
+        columns from an artifact of its own, keyed on its source (``_with_plugins``). With
+        ``apart``, the model calls are shared with no table of another ``n`` (``CachedModel``'s
+        namespace): for a request that overlaps the chapters' own in part (``n_max`` beside
+        ``n``) and may run beside them."""
         n = self.config.n if n is None else n
-        remembered = ("scores", str(path), n, black, self._plugin_key())
+        namespace = f"n={n}" if apart else ""
+        remembered = ("scores", str(path), f"{n} apart" if apart else n, black, self._plugin_key())
         if variants is None and remembered in self.memo:
             return self.memo[remembered]
-        lm = self.model(path, progress)
+        lm = self.model(path, progress, namespace)
         given = variants is not None
         variants = variants if given else [Variants(v[:n]) for v in self.variants]
-        base = self.model(self.base) if Path(path) != Path(self.base) else None
+        base = self.model(self.base, namespace=namespace) if Path(path) != Path(self.base) else None
         texts = [
             [s.text] + [v.text for v in vs] for s, vs in zip(self.samples, variants, strict=True)
         ]
         inputs = {
-            "model": [lm.fingerprint, key_of(path)],  # content, and the artifact it came from
+            "model": [lm.fingerprint, key_of(path)] + ([namespace] if apart else []),  # content,
+            # the artifact it came from (and the calls' namespace)
             "reference": [base.fingerprint, key_of(self.base)] if base else "",
             "texts": digest(texts),
             "labels": digest(self.split[["id", "leaked"]].to_dict("records")),
