@@ -39,13 +39,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from srlib.detection.arms import METRICS, Arm, Contrast
 from srlib.detection.operating import Part, flags, part, realised
-from srlib.detection.registry import detector
 from srlib.stats.metrics import RANKING, count_metric
 from srlib.stats.resample import ProblemResampler
 from srlib.stats.significance import (
@@ -56,84 +55,6 @@ from srlib.stats.significance import (
     units_needed,
 )
 from srlib.stats.verdicts import difference
-
-MODES = ("none", "calibrated", "matched", "null", "oracle", "scores")
-METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One side of a contrast: a detector (or the best of several) at a threshold mode
-    (``operating``); ``matched_to`` names the threshold-free rule whose clean flag rate a
-    ``matched`` arm (on the calibration split) or a ``null`` arm (on the null controls'
-    evaluated problems, cross-fitted) is matched to; ``fpr``
-    sets a calibrated arm's own rate (default: the table's); ``scores`` ranks by the score
-    itself (a self-referential rule's margin), for ranking metrics."""
-
-    detectors: tuple[str, ...]
-    threshold: str = "none"
-    matched_to: str | None = None
-    fpr: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.threshold not in MODES:
-            raise ValueError(f"threshold mode must be one of {MODES}, got {self.threshold!r}")
-        if not self.detectors:
-            raise ValueError("an arm needs at least one detector")
-        if (self.threshold in ("matched", "null")) != (self.matched_to is not None):
-            raise ValueError("a matched arm names the rule it is matched to, and only it does")
-        if self.matched_to is not None and not detector(self.matched_to).threshold_free:
-            raise ValueError(f"{self.matched_to!r} has a threshold: nothing to match it to")
-        if self.fpr is not None and (self.threshold != "calibrated" or not 0 < self.fpr < 1):
-            raise ValueError(f"an own fpr (got {self.fpr}) is a calibrated arm's, in (0, 1)")
-        for name in self.detectors:
-            entry = detector(name)  # an unknown name lists the known ones
-            free_ok = ("none", "scores", "calibrated")  # a rule's margin may be calibrated
-            thresholded_ok = ("calibrated", "matched", "null", "oracle", "scores")
-            if self.threshold not in (free_ok if entry.threshold_free else thresholded_ok):
-                raise ValueError(
-                    f"{name!r} is {'threshold-free' if entry.threshold_free else 'thresholded'}"
-                    f": it cannot run at threshold mode {self.threshold!r}"
-                )
-
-    @property
-    def label(self) -> str:
-        """How tables name the arm."""
-        who = self.detectors[0] if len(self.detectors) == 1 else f"best of {len(self.detectors)}"
-        if self.threshold == "matched":
-            return f"{who} (at {self.matched_to}'s calibration rate)"
-        if self.threshold == "null":
-            return f"{who} (at {self.matched_to}'s null-control rate)"
-        if self.fpr is not None:
-            return f"{who} (calibrated, {self.fpr:.0%} FPR)"
-        return who if self.threshold in ("none", "scores") else f"{who} ({self.threshold})"
-
-    @property
-    def mode(self) -> str:
-        """The threshold mode as the computation keys it (a matched arm with its rule)."""
-        if self.threshold in ("matched", "null"):
-            return f"{self.threshold}:{self.matched_to}"
-        return self.threshold if self.fpr is None else f"calibrated@{self.fpr}"
-
-
-@dataclass(frozen=True)
-class Contrast:
-    """A − B on ``metric``, declared before the scores are read."""
-
-    name: str
-    a: Arm
-    b: Arm
-    role: str = "primary"  # "primary" (the claim), "paper" (its effect size, in F1),
-    # "secondary" or "plug-in" (``FAMILIES``)
-    metric: str = "mcc"  # "mcc", "f1", "tpr" or "auc" (arms at mode "scores")
-
-    def __post_init__(self) -> None:
-        if self.metric not in METRICS:
-            raise ValueError(f"metric must be one of {sorted(METRICS)}, got {self.metric!r}")
-        ranking = {self.a.threshold == "scores", self.b.threshold == "scores"}
-        if ranking != {self.metric == "auc"}:
-            raise ValueError("AUC compares arms at threshold mode 'scores', and only AUC does")
-
 
 PAPER_GAIN = {"SR gray": 0.2152, "SR black": 0.1446}
 """The study's reported F1 gains of SR over the threshold baselines (+21.52 and +14.46
