@@ -64,6 +64,7 @@ def render(result) -> str:
         + (f"; first {spec.limit} samples of each" if spec.limit else "")
         + f". Empirical null: {null}.</p>",
         f"<p>Settings each model ran:</p><ul>{ran}</ul>",
+        _undecided_html(summary),
         "<h2>How to read this</h2>",
         READING,
     ]
@@ -88,3 +89,17 @@ def render(result) -> str:
 def write_report(result) -> None:
     """``report.html`` in the audit's folder."""
     (result.out / "report.html").write_text(render(result), encoding="utf-8")
+
+
+def _undecided_html(summary) -> str:
+    """A list of the samples each plug-in left undecided, and why; empty where none did."""
+    if "why undecided" not in summary:
+        return ""
+    rows = summary[summary["why undecided"].fillna("") != ""]
+    items = "".join(
+        f"<li><code>{html.escape(str(r.decision))}</code> on {html.escape(str(r.model))} / "
+        f"{html.escape(str(r.benchmark))}: {r.undecided} of {r.samples} samples undecided "
+        f"({html.escape(str(r['why undecided']))})</li>"
+        for _, r in rows.iterrows()
+    )
+    return f"<p>Your detectors could not score every sample:</p><ul>{items}</ul>" if items else ""

@@ -20,26 +20,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 from tqdm import tqdm
 
 from srlib.audit.models import AuditInputError, AuditModel, label_of, open_model
+from srlib.audit.summary import CONTROL, DECISIONS, decisions_of, summarise, undecided
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
 from srlib.detection.plugin_contrasts import flags as plugin_flags
-from srlib.detection.plugins import flag_column, rules
 from srlib.detection.plugins import load as load_plugins
-from srlib.detection.pooled import contrasts, control_test, pooled_test
+from srlib.detection.plugins import rules
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
-from srlib.stats.rates import flag_rate
 from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
-
-CONTROL = "control"
 
 
 @dataclass(frozen=True)
@@ -58,7 +53,8 @@ class AuditSpec:
     max_new_tokens: int = 128
     variants: str = ""  # digest of given variants ("" when the audit makes its own)
     reference_label: str | None = None  # the reference's name in tables (default from spec)
-    detectors: tuple[tuple[str, str], ...] = ()  # a researcher's (name, source key) per plug-in
+    detectors: tuple[tuple, ...] = ()  # a researcher's plug-ins, each as ``_plugin_identity``
+    # says: not part of the folder's claim; the parts they are scored in are keyed on them
 
     @property
     def ref_label(self) -> str | None:
@@ -157,9 +153,15 @@ def audit(
         max_new_tokens,
         _digest(variants) if variants else "",
         reference_label,
-        tuple((p.entry.name, p.source) for p in found),
+        tuple(_plugin_identity(p) for p in found),
     )
     spec.check()
+    clash = sorted({d.name for d in rules(found)} & set(DECISIONS))
+    if clash:
+        raise AuditInputError(
+            f"detector name(s) {clash} are the audit's built-in decisions "
+            f"({', '.join(DECISIONS)}); give your detector another name"
+        )
     out = Path(out) / _artifact(spec).key if keyed else Path(out)
     sets = {b: load_benchmark(b)[:limit] for b in spec.benchmarks}
     if control:
@@ -184,7 +186,8 @@ def audit(
     table = pd.concat(parts, ignore_index=True)
     if reference:
         table = _add_contrasted(table, spec.ref_label)
-    summary = summarise(table, spec.ref_label, _decisions(found))
+    said = undecided(parts, jobs, found)
+    summary = summarise(table, spec.ref_label, decisions_of(found), said)
     result = Audit(spec, out, table, summary, ran)
     _write(result)
     if report:
@@ -200,8 +203,16 @@ def _digest(variants: Mapping[str, Sequence[Variants]]) -> str:
 
 
 def _artifact(spec: AuditSpec) -> Artifact:
-    """The audit as the store sees it: its settings and the audit code."""
-    return Artifact("audit", asdict(spec))
+    """The audit as the store sees it: its settings and the audit code (the plug-ins key the
+    parts they are scored in instead, so a changed plug-in rescores in the same folder)."""
+    return Artifact("audit", {k: v for k, v in asdict(spec).items() if k != "detectors"})
+
+
+def _plugin_identity(p) -> tuple:
+    """Everything about a plug-in that changes a decision: its name, kind, setting,
+    orientation, rule and source (its function and what it reads in its file)."""
+    rule = p.rule.name if p.rule else ""
+    return (p.entry.name, p.kind, p.entry.setting, p.higher_is_leaked, rule, p.source)
 
 
 def _claim(out: Path, spec: AuditSpec, write: bool = True) -> None:
@@ -257,7 +268,9 @@ def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec,
     """One model × sample set (a table), read back if an earlier run finished it; the
     plug-ins its settings can score (``found``) beside the built-ins, their rules' flags in
     ``flag_<column>``."""
-    file = out / "parts" / f"{_safe(m.label)}--{_safe(name)}.parquet"
+    mine = [p for p in found if p.entry.setting in ran]
+    key = f"--{digest([_plugin_identity(p) for p in mine], length=12)}" if mine else ""
+    file = out / "parts" / f"{_safe(m.label)}--{_safe(name)}{key}.parquet"
     if file.is_file():
         return _read(file)
     lm = CachedModel(m.model, store, progress=progress)
@@ -269,19 +282,24 @@ def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec,
         setting=setting,
         max_new_tokens=spec.max_new_tokens,
         progress=False,
-        plugins=[p for p in found if p.entry.setting in ran],
+        plugins=mine,
     )
+    failed = table.attrs.get("plugin failures", {})
     table = table.assign(**plugin_flags(table, found))
     table.insert(0, "model", m.label)
     table.insert(1, "role", role)
     table.insert(2, "set", CONTROL if name == CONTROL else "benchmark")
     table["benchmark"] = name if name != CONTROL else table["benchmark"]
+    with atomic_path(file.with_suffix(".failures.json")) as tmp:
+        tmp.write_text(json.dumps(failed))
     with atomic_path(file) as tmp:
         table.to_parquet(tmp)
     return _read(file)
 
 
 def _read(file: Path) -> pd.DataFrame:
+    """A part as written, its flags as nullable booleans and the calls each plug-in could
+    not score (``attrs["plugin failures"]``: detector → reason → calls)."""
     table = pd.read_parquet(file)
     for column in table.columns:
         if column.endswith("_scores"):
@@ -289,6 +307,8 @@ def _read(file: Path) -> pd.DataFrame:
     for column in table.columns:
         if column in ("sr_gray", "sr_black") or column.startswith("flag_"):
             table[column] = table[column].astype("boolean")
+    failures = file.with_suffix(".failures.json")
+    table.attrs["plugin failures"] = json.loads(failures.read_text()) if failures.is_file() else {}
     return table
 
 
@@ -304,71 +324,6 @@ def _add_contrasted(table: pd.DataFrame, ref: str) -> pd.DataFrame:
         ok = row.model != ref and isinstance(r, list) and isinstance(row.gray_scores, list)
         flags.append(contrasted(row.gray_scores, r).leaked if ok else None)
     return table.assign(sr_gray_contrasted=pd.array(flags, dtype="boolean"))
-
-
-DECISIONS = {"gray": "sr_gray", "black": "sr_black", "gray contrasted": "sr_gray_contrasted"}
-
-
-def _decisions(found) -> dict[str, str]:
-    """``DECISIONS`` and each plug-in rule's name → its flag column (``plugin_contrasts.flags``)."""
-    return DECISIONS | {d.name: flag_column(d) for d in rules(found)}
-
-
-def summarise(
-    table: pd.DataFrame, reference: str | None = None, decisions: Mapping[str, str] = DECISIONS
-) -> pd.DataFrame:
-    """One row per model × benchmark × decision: flag rate, chance, the empirical null (the
-    reference's rate on the same samples, with McNemar's test and the paired interval, else
-    the model's own on control samples, with Fisher's test and the unpaired interval), the
-    pooled benchmark-level test, and gray/black agreement."""
-    rows = []
-    bench = table[table.set == "benchmark"]
-    for (model, name), g in bench.groupby(["model", "benchmark"], sort=False):
-        ctrl = table[(table.set == CONTROL) & (table.model == model)]
-        for decision, column in decisions.items():
-            if column not in g or g[column].isna().all():
-                continue
-            null, source, paired = None, "none", False
-            if reference and model != reference and decision != "gray contrasted":
-                ref = bench[(bench.model == reference) & (bench.benchmark == name)]
-                null = list(ref.set_index("id")[column].reindex(g.id))  # the same samples
-                source, paired = f"reference {reference}", True
-            elif not ctrl.empty and column in ctrl and ctrl[column].notna().any():
-                null, source = ctrl[column], "control samples"
-            fr = flag_rate(list(g[column]), g.n_variants.to_numpy(), null, paired)
-            row = {"model": model, "benchmark": name, "decision": decision, "null": source}
-            rows.append(row | fr | _pooled(bench, g, ctrl, decision, reference))
-        both = (
-            g[g.sr_gray.notna() & g.sr_black.notna()] if {"sr_gray", "sr_black"} <= set(g) else []
-        )
-        if len(both):
-            gray, black = both.sr_gray.astype(bool), both.sr_black.astype(bool)
-            for row in rows:
-                if row["model"] == model and row["benchmark"] == name:
-                    row["gray/black agreement"] = float((gray == black).mean())
-                    row["gray/black kappa"] = float(cohen_kappa_score(gray, black))
-    return pd.DataFrame(rows)
-
-
-def _pooled(bench, g, ctrl, decision, reference) -> dict:
-    """The benchmark-level tests of the gray-box preference for originals: against the
-    reference (Wilcoxon, paired by sample) and against control samples (Mann-Whitney)."""
-    if decision != "gray" or "gray_scores" not in g:
-        return {}
-    out = {}
-    target = list(g.gray_scores)
-    model, name = g.model.iloc[0], g.benchmark.iloc[0]
-    if reference and model != reference:
-        ref_rows = bench[(bench.model == reference) & (bench.benchmark == name)]
-        ref = ref_rows.set_index("id").gray_scores.reindex(g.id)
-        test = pooled_test(target, list(ref), method="wilcoxon")
-        out.update(pooled_p=test.p_value, pooled_effect=test.effect)
-    if not ctrl.empty and "gray_scores" in ctrl:
-        d = contrasts(target)
-        c = contrasts(list(ctrl.gray_scores))
-        test = control_test(d[np.isfinite(d)], c[np.isfinite(c)])
-        out.update(control_p=test.p_value, control_effect=test.effect)
-    return out
 
 
 def _write(result: Audit) -> None:

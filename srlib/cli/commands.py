@@ -221,5 +221,10 @@ def _audit(args: argparse.Namespace) -> int:
     print(result.summary[columns].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     for label, ran in result.settings.items():
         print(f"{label}: ran {', '.join(ran)}")
+    summary = result.summary
+    why = summary["why undecided"].fillna("") if "why undecided" in summary else None
+    for i, row in summary[why != ""].iterrows() if why is not None else ():
+        print(f"{row.decision} on {row.model} / {row.benchmark}: {row.undecided} of "
+              f"{row.samples} samples undecided ({why[i]})")  # fmt: skip
     print(f"report: {result.out / 'report.html'}")
-    return 0
+    return 0 if "decided" in summary and (summary.decided > 0).any() else 1

@@ -46,7 +46,8 @@ UNDECIDED = SelfReferential(None, float("nan"), float("nan"))
 
 def self_referential(original: float, variants: Sequence[float]) -> SelfReferential:
     """Compare the original's oriented score with its variants' (higher = more likely leaked)."""
-    v = np.asarray(variants, dtype=float)
+    original = np.nan if original is None else float(original)  # None: undecided, stored
+    v = np.asarray([np.nan if x is None else x for x in variants], dtype=float)
     if v.size == 0 or np.isnan(original) or np.isnan(v).any():
         return UNDECIDED
     best = float(v.max())

@@ -11,6 +11,7 @@ from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
+from srlib.detection.verdicts import POOLED
 from srlib.stats.metrics import metric_table
 from srlib.stats.verdicts import rate_holds
 from srlib.testbed import experiment as ex
@@ -225,9 +226,40 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     options["confirmatory"] = [f"seed {s}" for s in reps if s != config.seed]  # not tuned on
     table = contrast_table(parts, preregistered() if contrasts is None else contrasts, **options)
     if first.plugins and contrasts is None:
-        own = contrast_table(parts, plugin_contrasts(first.plugins), **options)
-        table = pd.concat([table, own], ignore_index=True)
+        silent = undecided_plugins(parts, first.plugins)
+        deciding = [p for p in first.plugins if p.entry.name not in silent]
+        own = [contrast_table(parts, plugin_contrasts(deciding), **options)] if deciding else []
+        failures = plugin_failures(reps)
+        for p in first.plugins:
+            if p.entry.name in silent:
+                said = _no_decisions(failures, p.names, silent[p.entry.name])
+                where = next(iter(parts)) if len(parts) == 1 else POOLED
+                own.append(pd.DataFrame({"contrast": [c.name for c in plugin_contrasts([p])],
+                                         "role": "plug-in", "part": where,
+                                         "verdict": said, "family_verdict": said}))  # fmt: skip
+        table = pd.concat([table, *own], ignore_index=True)
     return table
+
+
+def undecided_plugins(parts: dict[str, tuple], plugins) -> dict[str, str]:
+    """Plug-in name → the part (seed) on which it decides no sample at all, for each plug-in
+    that has one: its contrasts cannot be computed, and it is reported, never dropped."""
+    out = {}
+    for p in plugins:
+        for name, (long, *_) in parts.items():
+            mine = long[long.detector.isin(p.names)]
+            if mine.empty or common_decided(mine, p.names).empty:
+                out[p.entry.name] = name
+                break
+    return out
+
+
+def _no_decisions(failures: pd.DataFrame, names: list[str], where: str) -> str:
+    """What a plug-in with nothing decided says in the claim table: why, counted."""
+    mine = failures[failures.detector.isin(names) & (failures.texts == "evaluated")]
+    counts = mine.groupby("reason").calls.sum()
+    why = ", ".join(f"{int(k)} {reason}" for reason, k in counts.items()) or "no score kept"
+    return f"no decisions on {where}: {why}"
 
 
 def plugin_failures(reps: dict[int, Testbed]) -> pd.DataFrame:

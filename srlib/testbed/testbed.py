@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from srlib.detection.detect import detect, score_plugins
@@ -24,6 +25,18 @@ from srlib.testbed.config import TestbedConfig
 from srlib.testbed.corpus import Corpus
 from srlib.testbed.leak import LeakRun, LeakSettings
 from srlib.transforms import Variants
+
+
+def _missing(value) -> bool:
+    """Whether a stored value is absent (``None`` or NaN)."""
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _floats(values) -> list[float]:
+    """A stored list of scores as floats, an absent one as NaN."""
+    if values is None:
+        return []
+    return list(np.asarray([np.nan if _missing(v) else v for v in values], dtype=float))
 
 
 def run_name(code_to_text: float) -> str:
@@ -218,11 +231,15 @@ class Testbed:
 
     @staticmethod
     def _read_table(file: Path) -> pd.DataFrame:
-        """A cached score table, its per-variant score columns as lists again."""
+        """A cached score table, its per-variant score columns as lists of floats again: an
+        undecided value reads back as NaN whatever parquet made of the column (one that held
+        only NaN comes back as ``None``s)."""
         table = pd.read_parquet(file)
         for column in table.columns:
             if column.endswith("_scores"):
-                table[column] = table[column].map(list)
+                table[column] = table[column].map(_floats)
+            elif table[column].dtype == object and table[column].map(_missing).all():
+                table[column] = np.nan  # a score column with no value at all
         return table
 
     def calibration_scores(self, path: Path, black: bool = False) -> pd.DataFrame:
