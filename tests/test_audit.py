@@ -6,6 +6,7 @@ import json
 import re
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -253,3 +254,103 @@ def test_a_researchers_detector_is_one_more_decision_of_the_audit(tiny_model_dir
     doc = json.loads((out / "summary.json").read_text())
     assert doc["spec"]["detectors"][0][0] == "longest"  # its source keys the audit
     capsys.readouterr()
+
+
+FAILING = """
+import math
+
+
+def raises(token_scores, text):
+    raise ValueError("broken")
+
+
+def nan(token_scores, text):
+    return math.nan
+
+
+def string(token_scores, text):
+    return "high"
+
+
+def none(token_scores, text):
+    return None
+
+
+def rule_raises(model, sample, variants):
+    raise ValueError("broken")
+
+
+def rule_nan(model, sample, variants):
+    return math.nan
+
+
+def rule_string(model, sample, variants):
+    return "yes"
+
+
+def rule_none(model, sample, variants):
+    return None
+"""
+
+
+def test_a_detector_that_fails_at_run_time_is_reported_in_every_output(
+    tiny_model_dir, tmp_path, capsys
+):
+    from srlib.detection import registry
+
+    saved = dict(registry.DETECTORS)
+    mine = tmp_path / "failing.py"
+    mine.write_text(FAILING)
+    names = ["raises", "nan", "string", "none"]
+    names += [f"rule_{n}" for n in names]
+    out = tmp_path / "audit"
+    args = ["audit", "--model", str(tiny_model_dir), "--benchmark", "humaneval", "--limit", "2",
+            "--n", "2", "--out", str(out), "--max-new-tokens", "8"]  # fmt: skip
+    for name in names:
+        args += ["--detector", f"{mine}:{name}"]
+    try:
+        assert main(args) == 0  # the built-in decisions ran
+    finally:
+        registry.DETECTORS.clear()
+        registry.DETECTORS.update(saved)
+    printed = capsys.readouterr().out
+    summary = pd.read_csv(out / "summary.csv").set_index("decision")
+    report = (out / "report.html").read_text()
+    for name in names:
+        decision = name if name.startswith("rule_") else f"SR {name}"
+        row = summary.loc[decision]
+        assert row.decided == 0 and row.undecided == 2 and np.isnan(row.rate)
+        reason = "raised ValueError" if "raises" in name else "not a finite number"
+        assert reason in row["why undecided"]
+        assert f"{decision} on " in printed and decision in report
+    assert "could not score every sample" in report
+
+
+def test_an_audit_refuses_a_detector_named_like_a_built_in_decision(tiny_model_dir, tmp_path):
+    from srlib.audit import audit
+    from srlib.audit.models import AuditInputError
+
+    mine = tmp_path / "mine.py"
+    mine.write_text("def beats(model, sample, variants):\n    return 1.0\n")
+    with pytest.raises(AuditInputError, match="'gray'"):
+        audit([str(tiny_model_dir)], ["humaneval"], tmp_path / "a", limit=1, n=1,
+              setting="gray", progress=False,
+              detectors=[{"spec": f"{mine}:beats", "name": "gray"}])  # fmt: skip
+
+
+def test_a_changed_plug_in_option_rescores_in_the_same_folder(tiny_model_dir, tmp_path):
+    from srlib.audit import audit
+
+    mine = tmp_path / "mine.py"
+    mine.write_text("def size(token_scores, text):\n    return float(len(text))\n")
+    out = tmp_path / "audit"
+    kw = {"limit": 2, "n": 2, "setting": "gray", "progress": False}
+    first = audit([str(tiny_model_dir)], ["humaneval"], out, **kw,
+                  detectors=[{"spec": f"{mine}:size", "name": "Size"}])  # fmt: skip
+    second = audit([str(tiny_model_dir)], ["humaneval"], out, **kw,
+                   detectors=[{"spec": f"{mine}:size", "name": "Size",
+                               "higher_is_leaked": False}])  # fmt: skip
+    a = first.samples.plugin_size_scores.map(list)
+    b = second.samples.plugin_size_scores.map(list)
+    assert [[-x for x in v] for v in a] == list(b)  # rescored the other way round
+    assert len(list((out / "parts").glob("*.parquet"))) == 2

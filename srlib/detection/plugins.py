@@ -245,7 +245,10 @@ def plugin(
 def load(entries: Iterable[str | Mapping]) -> list[Plugin]:
     """The plug-ins a ``detectors`` parameter names: each a spec string, or a dict with
     ``spec`` and any of ``plugin``'s keywords (name, kind, family, higher_is_leaked,
-    with_rule, setting, needs_reference); an unknown key is an error naming it."""
+    with_rule, setting, needs_reference); an unknown key is an error naming it. One spec
+    or one dict alone (not in a list) is read as a list of one."""
+    if isinstance(entries, str | Mapping):
+        entries = [entries]
     out = []
     for entry in entries:
         if isinstance(entry, str):
