@@ -330,3 +330,48 @@ def test_failures_are_said_by_detector_and_texts(scores):
         "7 calls could not be scored, so their samples are undecided "
         "(Fragile: 4 on calibration texts; Fragile: 3 on evaluated texts)."
     )
+
+
+BROKEN = """
+import math
+
+
+def always_raises(token_scores, text):
+    raise ValueError("broken")
+
+
+def always_nan(token_scores, text):
+    return math.nan
+
+
+def never_decides(model, sample, variants):
+    return None
+"""
+
+
+def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed_cache, tmp_path):
+    import dataclasses
+
+    from srlib.detection.plugin_contrasts import contrasts
+    from srlib.testbed.report import claim_table, clean_model_rates
+
+    tb, _ = quick_testbed_cache
+    broken = tmp_path / "broken.py"
+    broken.write_text(BROKEN)
+    found = plugins.load([f"{broken}:{name}" for name in
+                          ("always_raises", "always_nan", "never_decides")])  # fmt: skip
+    mine = dataclasses.replace(tb, plugins=tuple(found), memo={}, failures={})
+    reps = {0: mine}
+    claims = claim_table(reps)
+    own = claims[claims.role == "plug-in"].set_index("contrast")
+    for p in found:
+        for c in contrasts([p]):
+            said = own.loc[c.name, "family_verdict"]
+            assert said.startswith("no decisions on seed 0: ")
+    assert "raised ValueError" in own.loc["always_raises − SR gray", "verdict"]
+    assert "not a finite number" in own.loc["always_nan − SR gray", "verdict"]
+    primary = claims[claims.role == "primary"].reset_index(drop=True)
+    alone = claim_table({0: tb})
+    assert primary.equals(alone[alone.role == "primary"].reset_index(drop=True))
+    rates = clean_model_rates(reps)  # read back as NaN: nothing to flag, no crash
+    assert not set(rates.detector) & {"SR always_raises", "SR always_nan", "never_decides"}

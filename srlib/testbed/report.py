@@ -92,7 +92,8 @@ def main_table(
     keep = filtered_ids(tb)
     frames = []
     for stage in chosen:
-        long = common_decided(stage_detectors(tb, stage))  # every detector on the same samples
+        long = deciding(stage_detectors(tb, stage), tb.plugins)
+        long = common_decided(long)  # every detector on the same samples
         cal = stage_calibration(tb, stage)
         parts = {"unfiltered": long, "filtered": long[long.id.isin(keep)]}
         for view in views:
@@ -241,16 +242,27 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     return table
 
 
+def deciding(long: pd.DataFrame, plugins) -> pd.DataFrame:
+    """``long`` without the rows of a plug-in detector that decides no sample of it (it
+    would empty every detector's common decided set; the claim table and the failure counts
+    say what it left undecided)."""
+    names = {n for p in plugins for n in p.names} & set(long.detector)
+    silent = [n for n in names if common_decided(long[long.detector == n], [n]).empty]
+    return long[~long.detector.isin(silent)]
+
+
 def undecided_plugins(parts: dict[str, tuple], plugins) -> dict[str, str]:
     """Plug-in name → the part (seed) on which it decides no sample at all, for each plug-in
     that has one: its contrasts cannot be computed, and it is reported, never dropped."""
     out = {}
     for p in plugins:
-        for name, (long, *_) in parts.items():
-            mine = long[long.detector.isin(p.names)]
-            if mine.empty or common_decided(mine, p.names).empty:
-                out[p.entry.name] = name
-                break
+        for name, (long, _, *null) in parts.items():
+            for table in (long, *null):  # the null control's too, where it was scored
+                mine = table[table.detector.isin(p.names)]
+                absent = mine.empty and table is not long  # a null control may lack it
+                if p.entry.name not in out and not absent:
+                    if mine.empty or common_decided(mine, p.names).empty:
+                        out[p.entry.name] = name
     return out
 
 
@@ -313,6 +325,8 @@ def flag_rate(d: pd.DataFrame, clean: pd.Series | None, fpr: float, name: str) -
     else:
         return None
     k, n = int(flags.sum()), int(flags.size)
+    if n == 0:
+        return None  # nothing decided (a plug-in that failed everywhere): no rate
     low, high = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
     verdict = (
         rate_holds(name, k, n, fpr, calibrated_on=calibrated_on) if mode == "calibrated" else ""
