@@ -259,10 +259,10 @@ def undecided_plugins(parts: dict[str, tuple], plugins) -> dict[str, str]:
         for name, (long, _, *null) in parts.items():
             for table in (long, *null):  # the null control's too, where it was scored
                 mine = table[table.detector.isin(p.names)]
-                absent = mine.empty and table is not long  # a null control may lack it
-                if p.entry.name not in out and not absent:
-                    if mine.empty or common_decided(mine, p.names).empty:
-                        out[p.entry.name] = name
+                if p.entry.name in out or (mine.empty and table is not long):
+                    continue  # said already, or a null control that did not score it
+                if mine.empty or common_decided(mine, p.names).empty:
+                    out[p.entry.name] = name
     return out
 
 
