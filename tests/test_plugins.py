@@ -129,6 +129,35 @@ def test_a_helper_or_constant_of_its_file_is_part_of_a_detectors_key(tmp_path):
     assert len({k["alone"] for k in keys.values()}) == 1  # and not what does not use them
 
 
+OPAQUE = {
+    "list constant": ("WEIGHTS = [1.0, 2.0]\n", "WEIGHTS[0]", "[1.0, 2.0]", "[1.0, 3.0]"),
+    "dict constant": ("TABLE = {'a': 1}\n", "TABLE['a']", "{'a': 1}", "{'a': 2}"),
+    "array constant": ("import numpy as np\nARRAY = np.array([1.0])\n", "float(ARRAY[0])",
+                       "np.array([1.0])", "np.array([2.0])"),
+    "lru_cache helper": ("import functools\n\n\n@functools.lru_cache\ndef helper():\n"
+                         "    return 1.0\n", "helper()", "return 1.0", "return 2.0"),
+    "partial helper": ("import functools\n\n\ndef _scale(x, k):\n    return x * k\n\n\n"
+                       "helper = functools.partial(_scale, k=1.0)\n", "helper(1.0)",
+                       "k=1.0", "k=2.0"),
+    "helper class": ("class Helper:\n    k = 1.0\n", "Helper.k", "k = 1.0", "k = 2.0"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", [*OPAQUE, "default-argument helper"])
+def test_an_edit_of_anything_a_detector_reads_in_its_file_changes_its_key(kind, tmp_path):
+    if kind == "default-argument helper":
+        head, call, old, new = "def _one():\n    return 1.0\n", "helper()", "1.0", "2.0"
+        signature = "token_scores, text, helper=_one"
+    else:
+        (head, call, old, new), signature = OPAQUE[kind], "token_scores, text"
+    text = f"{head}\n\ndef score({signature}):\n    return {call}\n"
+    path = tmp_path / "opaque.py"
+    path.write_text(text)
+    before = plugins.source_digest(plugins.load_function(f"{path}:score"))
+    path.write_text(text.replace(old, new, 1))
+    assert plugins.source_digest(plugins.load_function(f"{path}:score")) != before
+
+
 def test_a_score_that_raises_or_is_not_a_number_is_undecided_and_counted(scores):
     found = plugins.plugin(f"{scores}:fragile", "Fragile", "gray")
     inputs = [(_scores(-1.0), "abc"), (_scores(), "x"), (_scores(-1.0), "nan")]

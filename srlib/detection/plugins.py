@@ -145,8 +145,11 @@ def source_digest(function: Callable) -> str:
     """A digest of what ``function`` computes with: its source (its bytecode where the source
     cannot be read) and, followed through the names it reads, the source of every function
     and the value of every plain constant of its own module that it uses — so editing a
-    helper in the same file rescores the detectors that call it, and no other. What it
-    imports from other modules is not followed (keep a detector's logic in its file)."""
+    helper in the same file rescores the detectors that call it, and no other. Where it
+    reads something of its file that cannot be read so (a list, dict or array, a class, a
+    decorated or ``partial`` helper, a default argument that is not a plain constant), the
+    whole file's text is the key instead: any edit of the file rescores it. What it imports
+    from other modules is not followed (keep a detector's logic in its file)."""
     module = sys.modules.get(getattr(function, "__module__", None) or "")
     h, seen, stack = hashlib.sha256(), set(), [function]
     while stack:
@@ -158,13 +161,48 @@ def source_digest(function: Callable) -> str:
             h.update(inspect.getsource(f).encode())
         except (OSError, TypeError):
             h.update(f.__code__.co_code)
+        defaults = (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())
+        if not all(_plain(v) for v in defaults):
+            return _file_digest(module, function)
         for name in sorted(_names(f.__code__)):
             value = getattr(module, name, None)
+            if value is None:
+                continue  # not its module's: a builtin, or an attribute's name
             if inspect.isfunction(value) and value.__module__ == function.__module__:
                 stack.append(value)
-            elif isinstance(value, int | float | str | bytes | tuple | frozenset):
+            elif _plain(value):
                 h.update(f"{name}={value!r}".encode())
+            elif not _elsewhere(value, function.__module__):
+                return _file_digest(module, function)
     return h.hexdigest()[:16]
+
+
+def _plain(value) -> bool:
+    """A constant whose ``repr`` is its whole value."""
+    if isinstance(value, tuple | frozenset):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, int | float | str | bytes)
+
+
+def _elsewhere(value, module: str) -> bool:
+    """What a detector may read without it keying the detector: a module, or a function or
+    class defined in another module (an import), or a name its module does not hold (a
+    builtin)."""
+    if value is None or inspect.ismodule(value):
+        return True
+    owner = getattr(value, "__module__", None)
+    return (inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value)) and (
+        owner != module
+    )
+
+
+def _file_digest(module, function: Callable) -> str:
+    """The key of a detector read whole-file: its file's text and its name in it."""
+    try:
+        text = inspect.getsource(module)
+    except (OSError, TypeError):
+        text = repr(sorted(vars(module)))
+    return hashlib.sha256(f"{function.__qualname__}\n{text}".encode()).hexdigest()[:16]
 
 
 def _names(code) -> set[str]:
