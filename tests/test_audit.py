@@ -354,3 +354,37 @@ def test_a_changed_plug_in_option_rescores_in_the_same_folder(tiny_model_dir, tm
     b = second.samples.plugin_size_scores.map(list)
     assert [[-x for x in v] for v in a] == list(b)  # rescored the other way round
     assert len(list((out / "parts").glob("*.parquet"))) == 2
+
+
+def test_a_plug_in_left_out_by_the_setting_is_named_and_an_own_rule_has_no_chance_level(
+    tiny_model_dir, tmp_path, capsys
+):
+    from srlib.detection import registry
+
+    saved = dict(registry.DETECTORS)
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        "def shorter(model, sample):\n    return -float(len(sample.text))\n\n\n"
+        "def always(model, sample, variants):\n    return 1.0\n"
+    )
+    out = tmp_path / "audit"
+    args = ["audit", "--model", str(tiny_model_dir), "--benchmark", "humaneval", "--limit", "2",
+            "--n", "2", "--setting", "gray", "--out", str(out),
+            "--detector", f"{mine}:shorter"]  # fmt: skip
+    try:
+        assert main(args) == 0
+        printed = capsys.readouterr().out
+        assert "left out by --setting gray: shorter (black-box)" in printed
+        assert (
+            "Left out by the setting (gray): shorter (black-box)"
+            in (out / "report.html").read_text()
+        )
+        ruled = args[:-2] + ["--setting", "black", "--detector", f"{mine}:always"]
+        ruled[ruled.index("--out") + 1] = str(tmp_path / "ruled")
+        assert main(ruled) == 0
+    finally:
+        registry.DETECTORS.clear()
+        registry.DETECTORS.update(saved)
+    summary = pd.read_csv(tmp_path / "ruled" / "summary.csv").set_index("decision")
+    assert summary.loc["always", "rate"] == 1.0 and np.isnan(summary.loc["always", "chance"])
+    assert summary.loc["black", "chance"] > 0  # SR's rank among variants keeps its own

@@ -65,6 +65,12 @@ def render(result) -> str:
         + f". Empirical null: {null}.</p>",
         f"<p>Settings each model ran:</p><ul>{ran}</ul>",
         _undecided_html(summary),
+        (
+            f"<p>Left out by the setting ({html.escape(spec.setting)}): "
+            f"{html.escape(', '.join(result.left_out))}.</p>"
+            if result.left_out
+            else ""
+        ),
         "<h2>How to read this</h2>",
         READING,
     ]

@@ -24,7 +24,14 @@ import pandas as pd
 from tqdm import tqdm
 
 from srlib.audit.models import AuditInputError, AuditModel, label_of, open_model
-from srlib.audit.summary import CONTROL, DECISIONS, decisions_of, summarise, undecided
+from srlib.audit.summary import (
+    CONTROL,
+    DECISIONS,
+    decisions_of,
+    summarise,
+    undecided,
+    without_chance,
+)
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
@@ -92,6 +99,7 @@ class Audit:
     samples: pd.DataFrame
     summary: pd.DataFrame
     settings: dict[str, list[str]] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)  # plug-ins no model's settings ran
 
 
 def audit(
@@ -187,8 +195,12 @@ def audit(
     if reference:
         table = _add_contrasted(table, spec.ref_label)
     said = undecided(parts, jobs, found)
-    summary = summarise(table, spec.ref_label, decisions_of(found), said)
-    result = Audit(spec, out, table, summary, ran)
+    summary = summarise(table, spec.ref_label, decisions_of(found), said, without_chance(found))
+    every = {x for settings in ran.values() for x in settings}
+    left = [
+        f"{p.entry.name} ({p.entry.setting}-box)" for p in found if p.entry.setting not in every
+    ]
+    result = Audit(spec, out, table, summary, ran, left)
     _write(result)
     if report:
         from srlib.audit.report import write_report

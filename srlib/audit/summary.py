@@ -23,6 +23,11 @@ def decisions_of(found) -> dict[str, str]:
     return DECISIONS | {d.name: flag_column(d) for d in rules(found)}
 
 
+def without_chance(found) -> frozenset[str]:
+    """The plug-in rules whose flags are not a rank among variants: no chance level."""
+    return frozenset(p.entry.name for p in found if p.kind == "rule")
+
+
 def undecided(parts: list[pd.DataFrame], jobs: list, found) -> dict[tuple, str]:
     """(model, benchmark, plug-in decision) → the calls its plug-in could not score there,
     counted by reason ("12 raised ValueError, 3 not a finite number"); absent where it
@@ -43,6 +48,7 @@ def summarise(
     reference: str | None = None,
     decisions: Mapping[str, str] = DECISIONS,
     undecided: Mapping[tuple, str] | None = None,
+    no_chance: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
     """One row per model × benchmark × decision: flag rate, chance, the empirical null (the
     reference's rate on the same samples, with McNemar's test and the paired interval, else
@@ -50,7 +56,9 @@ def summarise(
     pooled benchmark-level test, and gray/black agreement. A plug-in's decision is never left
     out: ``undecided`` ((model, benchmark, decision) → the calls it could not score, by
     reason) fills its ``why undecided`` column, and one that decided nothing keeps its row,
-    with no rate."""
+    with no rate. A rule of ``no_chance`` (a plug-in's own rule, not a rank of the original
+    among its variants) has no chance level 1/(n + 1): its null is the reference's or the
+    control samples' rate alone."""
     rows = []
     undecided = undecided or {}
     bench = table[table.set == "benchmark"]
@@ -73,6 +81,8 @@ def summarise(
             elif not ctrl.empty and column in ctrl and ctrl[column].notna().any():
                 null, source = ctrl[column], "control samples"
             fr = flag_rate(list(g[column]), g.n_variants.to_numpy(), null, paired)
+            if decision in no_chance:
+                fr |= {"chance": np.nan, "p_vs_chance": np.nan}
             row = {"model": model, "benchmark": name, "decision": decision, "null": source}
             why = {"why undecided": said} if decision not in DECISIONS else {}
             rows.append(row | fr | why | _pooled(bench, g, ctrl, decision, reference))

@@ -226,5 +226,7 @@ def _audit(args: argparse.Namespace) -> int:
     for i, row in summary[why != ""].iterrows() if why is not None else ():
         print(f"{row.decision} on {row.model} / {row.benchmark}: {row.undecided} of "
               f"{row.samples} samples undecided ({why[i]})")  # fmt: skip
+    if result.left_out:
+        print(f"left out by --setting {args.setting}: {', '.join(result.left_out)}")
     print(f"report: {result.out / 'report.html'}")
     return 0 if "decided" in summary and (summary.decided > 0).any() else 1
