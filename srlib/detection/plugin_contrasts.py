@@ -20,11 +20,14 @@ BLACK_BASELINES = ("NGO", "n-gram acc")
 def contrasts(found: Sequence[Plugin]) -> list[Contrast]:
     """Each plug-in against SrDetection and every threshold baseline of its setting, in MCC,
     declared before any score is read: one family of its own (role ``"plug-in"``, Holm
-    across it), the user's detector first, every pair at one operating point. A score
-    ``X``: at SR's clean flag rate against SR and against each baseline at that same rate;
-    its rule ``SR X``, and a rule plug-in ``R``, as they decide against each baseline matched
-    to their clean rate, and against SR with both margins calibrated to the table's ``fpr``
-    (two threshold-free rules decide at their own rates; this holds them to one)."""
+    across it), the user's detector first, every pair at one operating point — the primary
+    family's, measured where the decisions are made: a threshold flags as many of the null
+    controls' evaluated problems as the rule it is matched to (``operating``, cross-fitted).
+    A score ``X``: at SR's null-control flag rate against SR and against each baseline at
+    that same rate; its rule ``SR X``, and a rule plug-in ``R``, as they decide against each
+    baseline matched to their null-control rate, and against SR with both margins calibrated
+    to the table's ``fpr`` (two threshold-free rules decide at their own rates; this holds
+    them to one)."""
     out = []
     for p in found:
         sr, baselines = ("SR black", BLACK_BASELINES) if p.entry.setting == "black" else (
@@ -34,20 +37,20 @@ def contrasts(found: Sequence[Plugin]) -> list[Contrast]:
             rules = [p.entry.name]
         else:
             x = p.entry.name
-            at_sr = Arm((x,), "matched", matched_to=sr)
+            at_sr = Arm((x,), "null", matched_to=sr)
             out.append(Contrast(f"{x} − {sr}", at_sr, Arm((sr,)), "plug-in"))
             out += [
-                Contrast(f"{x} − {b}", at_sr, Arm((b,), "matched", matched_to=sr), "plug-in")
+                Contrast(f"{x} − {b}", at_sr, Arm((b,), "null", matched_to=sr), "plug-in")
                 for b in baselines
             ]
             if p.rule:
-                mine = Arm((x,), "matched", matched_to=p.rule.name)
+                mine = Arm((x,), "null", matched_to=p.rule.name)
                 out.append(Contrast(f"{p.rule.name} − {x}", Arm((p.rule.name,)), mine, "plug-in"))
         for r in rules:
             both = (Arm((r,), "calibrated"), Arm((sr,), "calibrated"))
             out.append(Contrast(f"{r} − {sr} (both calibrated)", *both, "plug-in"))
             out += [
-                Contrast(f"{r} − {b}", Arm((r,)), Arm((b,), "matched", matched_to=r), "plug-in")
+                Contrast(f"{r} − {b}", Arm((r,)), Arm((b,), "null", matched_to=r), "plug-in")
                 for b in baselines
             ]
     return out
