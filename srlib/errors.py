@@ -30,3 +30,8 @@ def describe(error: BaseException) -> str:
         return f"{error.filename}: {error.strerror}"
     text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
     return " ".join(text.split()) or type(error).__name__
+
+
+class NotBuilt(SrlibError):
+    """A report asked for a model or score the making stage never made: says which, and what
+    makes it (a report reads; it never trains or scores)."""

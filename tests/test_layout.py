@@ -143,3 +143,52 @@ def test_the_lock_pins_every_dependency_within_pyproject_and_environment_yml_rea
     pins = [i for i, line in enumerate(lines) if line[:1].isalnum()]
     assert pins and all("--hash=sha256:" in lines[i + 1] for i in pins)  # every file hashed
     assert "-r requirements.lock" in (ROOT / "environment.yml").read_text()
+
+
+TESTBED_ROOMS = {
+    "shared": {"__init__", "config", "runs", "testbed", "experiment"},  # what both rooms hold
+    "making": {"sources", "corpus", "train", "leak", "build", "zoo", "prepare"},  # models, scores
+    "reading": {"report", "controls", "cleancal", "verdicts", "digests"},  # tables, claims
+}
+"""The testbed's rooms in the order data flows: the making room trains models and scores them
+(``prepare``: every score a report reads), the reading room makes tables of them and never
+trains; both stand on the shared room (the configuration, the testbed object, run names)."""
+
+
+def _testbed_imports(module: str) -> set[str]:
+    """The testbed modules ``module`` imports at run time (not under ``if TYPE_CHECKING``)."""
+    tree = ast.parse((SRLIB / "testbed" / f"{module}.py").read_text())
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+        for n in ast.walk(node)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, ast.ImportFrom) or node.level:
+            continue
+        if node.module == "srlib.testbed":
+            found |= {a.name for a in node.names}
+        elif (node.module or "").startswith("srlib.testbed."):
+            found.add(node.module.split(".")[2])
+    return found
+
+
+def test_the_testbeds_reading_room_never_imports_the_making_room():
+    modules = {p.stem for p in (SRLIB / "testbed").glob("*.py")}
+    roomed = set().union(*TESTBED_ROOMS.values())
+    assert modules == roomed, f"in no room: {modules - roomed}; gone: {roomed - modules}"
+    reach = {}
+    for module in modules:
+        seen, todo = set(), [module]
+        while todo:
+            for other in _testbed_imports(todo.pop()) - seen:
+                seen.add(other)
+                todo.append(other)
+        reach[module] = seen
+    making = TESTBED_ROOMS["making"]
+    wrong = {m: reach[m] & making for m in TESTBED_ROOMS["reading"] | TESTBED_ROOMS["shared"]}
+    assert not any(wrong.values()), {m: sorted(v) for m, v in wrong.items() if v}
+    upward = {m: reach[m] & TESTBED_ROOMS["reading"] for m in making | TESTBED_ROOMS["shared"]}
+    assert not any(upward.values()), {m: sorted(v) for m, v in upward.items() if v}

@@ -6,10 +6,11 @@ import dataclasses
 import pytest
 from quickbook import copy_cache
 
+from srlib.errors import NotBuilt
 from srlib.testbed.build import shared
 from srlib.testbed.digests import testbed_digests as digest_rows
 from srlib.testbed.prepare import prepare, read_stages
-from srlib.testbed.report import claim_parts, clean_model_rates
+from srlib.testbed.report import claim_parts, clean_model_rates, naturalness_matched
 
 
 def _prepared(cache, into, workers, scheduler=None):
@@ -36,6 +37,12 @@ def test_a_two_worker_dask_cluster_gives_the_serial_digests(
     assert computed[1] == {}  # the replicate comes back from the store, nothing remembered
     assert any(name.startswith("leak@") and "seed 1" in name for name in serial)
     assert any("(split seed 1)" in name for name in serial)
+    assert tb.reading and reps[1].reading  # the reports read what was made, nothing else
+    assert naturalness_matched(tb).variants.tolist() == ["plain", "naturalness-matched"]
+    with pytest.raises(NotBuilt, match="never computed"):
+        tb.scores(tb.runs[tb.main].checkpoints[0], 1)  # one variant: asked of no report
+    with pytest.raises(NotBuilt, match="never made"):
+        tb.calibration_scores(tb.runs[tb.main].checkpoints[0], black=True)
     _, _, _, clustered = _prepared(snapshot, tmp_path / "dask", 2, dask_client)
     assert clustered == serial
 
@@ -48,6 +55,13 @@ def test_the_stages_read_are_every_main_checkpoint_only_for_the_own_seed(quick_t
     assert [s.run for s in own] == ["base"] + [tb.main] * epochs + ["null"]
     nulls = len(tb.runs["null"].checkpoints)
     assert [(s.run, s.epoch) for s in other] == [("base", 0), (tb.main, epochs), ("null", nulls)]
+
+
+def test_a_report_says_what_the_scoring_stage_has_not_made(quick_testbed_cache):
+    tb, _ = quick_testbed_cache
+    fresh = dataclasses.replace(tb, memo={}, reading=True)
+    with pytest.raises(NotBuilt, match="naturalness-matched variants were never made"):
+        naturalness_matched(dataclasses.replace(fresh, base=fresh.reference))
 
 
 def test_a_cluster_needs_a_testbed_opened_as_the_chapters_open_it(quick_testbed_cache):

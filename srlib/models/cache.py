@@ -14,7 +14,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from srlib.errors import CacheError
+from srlib.errors import CacheError, NotBuilt
 from srlib.models.base import GenerationSettings, TokenScores
 from srlib.store import digest
 
@@ -92,11 +92,13 @@ class CachedModel:
         chunk: int = 64,
         progress: bool = True,
         namespace: str = "",
+        read_only: bool = False,
     ):
         self.model = model
         self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
         self.fingerprint = model.fingerprint
         self.namespace = namespace  # values are shared only with wrappers of the same one
+        self.read_only = read_only  # a value not cached is ``NotBuilt``, never computed
         self.chunk, self.progress = chunk, progress
         self.computed = 0  # items computed (not served from the cache) by this wrapper
 
@@ -119,6 +121,11 @@ class CachedModel:
         keys = [DiskCache.key(*scope, what, x) for x in items]
         have = self.cache.get_many(keys)
         todo = {k: x for k, x in zip(keys, items, strict=True) if k not in have}
+        if todo and self.read_only:
+            raise NotBuilt(
+                f"{len(todo)} of {len(keys)} {what[0]} calls of model {self.fingerprint[:16]} were "
+                "never made, and this model is opened for reading only"
+            )
         order = sorted(todo, key=lambda k: (-len(todo[k]), k))  # like lengths: little padding
         bar = tqdm(
             total=len(order),

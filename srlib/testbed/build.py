@@ -19,21 +19,20 @@ import pandas as pd
 from srlib import samples as samples_module
 from srlib.benchmarks import load_benchmark
 from srlib.duplication.dedup.overlap import near_twins
+from srlib.errors import NotBuilt
 from srlib.models.hf import fingerprint, model_folder
 from srlib.samples import Sample
 from srlib.store import Artifact, Store, digest, text_digest
+from srlib.testbed import leak as leak_module
 from srlib.testbed import sources as sources_module
 from srlib.testbed.config import TestbedConfig
 from srlib.testbed.corpus import Corpus, Mixture, build_corpus, verify
 from srlib.testbed.leak import LeakSettings
+from srlib.testbed.runs import EXPOSURE, NULL, PARAPHRASE, LeakRun, load_run
 from srlib.testbed.sources import read_lock
-from srlib.testbed.testbed import Testbed, run_name
+from srlib.testbed.testbed import Testbed, read_variants, run_name, variants_artifact
 from srlib.testbed.train import TrainSettings, train_model
 from srlib.transforms import Variant, Variants, make_variants_many
-
-NULL = "null"
-EXPOSURE = "exposure"
-PARAPHRASE = "paraphrase"
 
 
 def load_samples(specs: tuple[str, ...], limit: int | None = None) -> list[Sample]:
@@ -122,7 +121,7 @@ def build(
         if core_only and name not in (tb.main, NULL):
             continue
         general = mixes.get(name, mixes[tb.main]).texts
-        tb.runs[name] = tb.train_run(name, general, texts, run_settings, copies, progress)
+        tb.runs[name] = train_run(tb, name, general, texts, run_settings, copies, progress)
     return tb
 
 
@@ -174,13 +173,44 @@ def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
     general = cpt_mixture(own, tb.corpus, config.code_to_text, base_mix).texts
     settings = leak_settings(config)
     for name, texts in ((rep.main, rep.leaked_texts()), (NULL, {})):
-        rep.runs[name] = rep.train_run(name, general, texts, settings, None, progress)
+        rep.runs[name] = train_run(rep, name, general, texts, settings, None, progress)
     return rep
 
 
 def replicates(tb: Testbed, progress: bool = False) -> dict[int, Testbed]:
     """Seed → the testbed replicated under it, for each of the config's ``replicates``."""
     return {seed: replicate(tb, seed, progress) for seed in tb.config.replicates}
+
+
+def train_run(
+    tb: Testbed,
+    name: str,
+    general: list[str],
+    texts: dict[str, str],
+    settings: LeakSettings,
+    copies: dict[str, int] | None = None,
+    progress: bool = True,
+) -> LeakRun:
+    """One continued-pre-training run of ``tb``'s base model, through the store: keyed on the
+    base model's key, the texts, the settings and the training code. A testbed opened for
+    reading (``Testbed.reading``) trains nothing: a run not in the store is ``NotBuilt``."""
+    inputs = {
+        "base": tb.base_key,
+        "general": text_digest(general),
+        "leaked": digest(texts),
+        "settings": settings,
+        "copies": copies,
+    }
+    artifact = Artifact("runs", inputs, name=name)
+    folder = tb.store.get(artifact)
+    if folder is None:
+        if tb.reading:
+            raise NotBuilt(f"run {name!r} of seed {tb.config.seed} was never trained: "
+                           "train it first (testbed.prepare.prepare, or build.shared)")  # fmt: skip
+        with tb.store.put(artifact) as tmp:
+            leak_module.train_run(tb.base, general, texts, settings, tmp, progress, copies)
+        folder = tb.store.path(artifact)
+    return load_run(folder)
 
 
 def base_mixture(config: TestbedConfig, corpus: Corpus) -> Mixture:
@@ -285,22 +315,6 @@ def _reference_chars(config: TestbedConfig) -> int:
     return max(config.base_chars // 4, config.cpt_chars // 2)
 
 
-def variants_artifact(
-    config: TestbedConfig,
-    samples: list[Sample],
-    n: int | None = None,
-    tag: str = "",
-    avoid: list | None = None,
-) -> Artifact:
-    """What ``cached_variants`` is keyed on: the samples, ``n`` (``None``: ``n_max``), the
-    kinds, the seed, ``tag``, the names to ``avoid`` (if any) and the variant code."""
-    n = config.n_max if n is None else n
-    inputs = {"samples": digest([s.to_dict() for s in samples]), "n": n, "kinds": config.kinds}
-    if avoid is not None:
-        inputs["avoid"] = digest([sorted(names) for names in avoid])
-    return Artifact("variants", inputs | {"seed": config.seed, "tag": tag})
-
-
 def cached_variants(
     config: TestbedConfig,
     samples: list[Sample],
@@ -320,12 +334,7 @@ def cached_variants(
     store = Store(cache)
     folder = store.get(artifact)
     if folder is not None:
-        flat = samples_module.read_jsonl(folder / "variants.jsonl", Variant)
-        meta = json.loads((folder / "reasons.json").read_text())
-        by_id: dict[str, list] = {s.id: [] for s in samples}
-        for v in flat:
-            by_id[v.original_id].append(v)
-        return [Variants(by_id[s.id], reasons=meta[s.id]) for s in samples]
+        return read_variants(folder, samples)
     sets = make_variants_many(
         samples,
         n,

@@ -19,9 +19,9 @@ import pandas as pd
 from srlib.detection import registry
 from srlib.detection.contrasts import contrast_table, preregistered
 from srlib.testbed import experiment as ex
+from srlib.testbed.experiment import planted_on
 from srlib.testbed.report import flag_rate, stage_detectors
 from srlib.testbed.testbed import Testbed
-from srlib.testbed.zoo import planted_on
 
 
 def model_long(tb: Testbed, label: str, path: Path) -> pd.DataFrame:

@@ -16,8 +16,8 @@ from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.pooled import contrast_test, contrasts, control_test, rejection_rate
 from srlib.stats.metrics import metric_table
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE
 from srlib.testbed.report import stage_calibration, stage_detectors
+from srlib.testbed.runs import EXPOSURE, NULL, PARAPHRASE
 from srlib.testbed.testbed import Testbed
 
 

@@ -9,6 +9,7 @@ registry's (``srlib.detection.registry``); how they are compared is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,16 @@ from srlib.detection.decide import (
 )
 from srlib.detection.scoring import perplexity
 from srlib.stats.metrics import metric_table
+from srlib.testbed.runs import NULL
 from srlib.testbed.testbed import Testbed
+
+PLANTED = re.compile(r"^(.+) ×\d+$")  # a planted model's label: ``<benchmark> ×<k>``
+
+
+def planted_on(label: str) -> str | None:
+    """The benchmark a zoo model's leak was planted on (``<benchmark> ×<k>``), else None."""
+    match = PLANTED.match(label)
+    return match[1] if match else None
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,17 @@ def stages(tb: Testbed) -> list[Stage]:
     for name, run in tb.runs.items():
         out += [Stage(name, k, p) for k, p in enumerate(run.checkpoints, 1)]
     return out
+
+
+def black_stage(tb: Testbed, stage: Stage, calibration: bool = False) -> bool:
+    """Whether black-box detectors run on this checkpoint: every trained one with
+    ``black_box_stages="all"``, else only the last of the main run and, on the evaluated
+    problems (not ``calibration``), of the null control: generation is slow on a CPU, and
+    the claim's operating point is measured on the null control for SR black too."""
+    if tb.config.black_box_stages == "all":
+        return stage.run != "base"
+    runs = (tb.main,) if calibration else (tb.main, NULL)
+    return stage.run in runs and stage.epoch == tb.config.epochs
 
 
 def blind(tb: Testbed) -> tuple[pd.Series, pd.Series]:
@@ -102,6 +123,11 @@ def sr_subsets(table: pd.DataFrame, n: int, draws: int, seed: int = 0) -> pd.Dat
             {"n": n, "draw": draw, **{k: m[k] for k in ("precision", "recall", "f1", "mcc", "fpr")}}
         )
     return pd.DataFrame(rows)
+
+
+def naturalness_tag(tb: Testbed) -> str:
+    """What names the naturalness-matched variants in the store (the scorer: the base model)."""
+    return f"naturalness of {tb.base}"
 
 
 def naturalness(tb: Testbed):

@@ -20,11 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from srlib.models.base import bar_step, torch_threads, training_bar
 from srlib.models.cpu import ATTENTION, autocast, check_dtype
 from srlib.store import atomic_path
+from srlib.testbed.runs import LeakRun, load_run  # noqa: F401 (load_run: read back here too)
 
 
 @dataclass(frozen=True)
@@ -40,15 +39,6 @@ class LeakSettings:
     device: str = "cpu"  # torch device
     dtype: str = "float32"  # autocast dtype of the forward pass (weights stay float32)
     threads: int = 1  # CPU threads (the weights depend on it, so it is fixed and keyed)
-
-
-@dataclass(frozen=True)
-class LeakRun:
-    """The checkpoints of one run (after epoch 1, 2, ...), its losses and exposures."""
-
-    checkpoints: list[Path]
-    losses: list[float]
-    exposures: pd.DataFrame  # one row per leaked sample and epoch: exposures, whole
 
 
 def _pack(token_docs: list[list[int]], order: list[int], eos: int, block: int):
@@ -177,14 +167,3 @@ def _train(base, general, leaked, settings: LeakSettings, tmp: Path, progress, c
     model.eval()
     meta = {"epochs": settings.epochs, "losses": losses, "exposures": rows}
     (tmp / "run.json").write_text(json.dumps(meta))
-
-
-def load_run(out: Path) -> LeakRun:
-    """A finished run from its folder."""
-    meta = json.loads((out / "run.json").read_text())
-    exposures = pd.DataFrame(meta["exposures"], columns=["id", "epoch", "copies", "whole"])
-    exposures = exposures.astype({"id": str, "epoch": int, "copies": int, "whole": int})
-    exposures["exposures"] = exposures.groupby("id").copies.cumsum()
-    exposures["whole_exposures"] = exposures.groupby("id").whole.cumsum()
-    checkpoints = [out / f"epoch-{k}" for k in range(1, meta["epochs"] + 1)]
-    return LeakRun(checkpoints, meta["losses"], exposures)

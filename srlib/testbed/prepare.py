@@ -19,19 +19,10 @@ from collections.abc import Iterable
 from tqdm import tqdm
 
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import NULL, replicate, shared
+from srlib.testbed.build import cached_variants, replicate, shared
+from srlib.testbed.experiment import black_stage
+from srlib.testbed.runs import NULL
 from srlib.testbed.testbed import Testbed
-
-
-def black_stage(tb: Testbed, stage: ex.Stage, calibration: bool = False) -> bool:
-    """Whether black-box detectors run on this checkpoint: every trained one with
-    ``black_box_stages="all"``, else only the last of the main run and, on the evaluated
-    problems (not ``calibration``), of the null control: generation is slow on a CPU, and
-    the claim's operating point is measured on the null control for SR black too."""
-    if tb.config.black_box_stages == "all":
-        return stage.run != "base"
-    runs = (tb.main,) if calibration else (tb.main, NULL)
-    return stage.run in runs and stage.epoch == tb.config.epochs
 
 
 def read_stages(rep: Testbed, own: bool) -> list[ex.Stage]:
@@ -48,7 +39,8 @@ def read_stages(rep: Testbed, own: bool) -> list[ex.Stage]:
 def score_replicate(rep: Testbed, own: bool) -> None:
     """Score every checkpoint of ``rep`` that a report reads (``read_stages``), on the
     evaluated problems and the calibration split, with the base and reference models the
-    long tables set beside them; everything lands in the store and the score cache."""
+    long tables set beside them, and for the ``own`` seed make and score the
+    naturalness-matched variants; everything lands in the store and the score cache."""
     n = rep.config.n
     for path in (rep.base, rep.reference):
         rep.scores(path, n)
@@ -56,6 +48,13 @@ def score_replicate(rep: Testbed, own: bool) -> None:
     for stage in read_stages(rep, own):
         rep.scores(stage.path, n, black=black_stage(rep, stage))
         rep.calibration_scores(stage.path, black_stage(rep, stage, calibration=True))
+    if own:  # the naturalness-matched variants, scored as the report reads them
+        tag = ex.naturalness_tag(rep)
+        sets = cached_variants(
+            rep.config, rep.samples, rep.cache_dir, False, n, ex.naturalness(rep), tag
+        )
+        for path in (rep.base, rep.runs[rep.main].checkpoints[-1]):
+            rep.scores(path, n, variants=sets)
 
 
 def _task(opened: dict, seed: int) -> int:
@@ -77,7 +76,9 @@ def prepare(
     ``workers`` single-threaded processes, or on the cluster ``scheduler`` (an address or a
     ``distributed.Client``; its workers must reach ``tb.cache_dir``) — and return seed →
     replicate, every table read from the store (the own seed: ``tb`` itself), so the
-    digests list exactly what the reports read."""
+    digests list exactly what the reports read. ``tb`` and the replicates are then opened
+    for reading (``Testbed.reading``): a report that asks for anything not made here says
+    what is missing (``NotBuilt``) instead of computing it."""
     seeds = list(tb.config.replicates if seeds is None else seeds)
     bar = tqdm(total=len(seeds), desc="seeds trained and scored", disable=not progress)
     _score_reference(tb)
@@ -89,6 +90,7 @@ def prepare(
     else:
         _on_cluster(tb, seeds, workers, scheduler, bar)
     bar.close()
+    tb.reading = True  # from here on the reports read: whatever is missing is said, not made
     return {seed: replicate(tb, seed) for seed in seeds}  # from the store; the own seed: tb
 
 

@@ -12,12 +12,13 @@ from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import POOLED
+from srlib.errors import NotBuilt
 from srlib.stats.metrics import metric_table
 from srlib.stats.verdicts import rate_holds
 from srlib.testbed import experiment as ex
-from srlib.testbed.build import EXPOSURE, NULL, PARAPHRASE, cached_variants
-from srlib.testbed.prepare import black_stage
-from srlib.testbed.testbed import Testbed
+from srlib.testbed.experiment import black_stage
+from srlib.testbed.runs import EXPOSURE, NULL, PARAPHRASE
+from srlib.testbed.testbed import Testbed, read_variants, variants_artifact
 from srlib.transforms import Variants
 
 
@@ -140,17 +141,15 @@ def ratio_table(tb: Testbed) -> pd.DataFrame:
 
 def naturalness_matched(tb: Testbed) -> pd.DataFrame:
     """Plain against naturalness-matched variants (chosen by the base model's
-    log-likelihood, closest to the original's): the filter rate under the base model and
-    SR gray's precision, recall and MCC on the main run's last checkpoint."""
-    matched = cached_variants(
-        tb.config,
-        tb.samples,
-        tb.cache_dir,
-        progress=False,
-        n=tb.config.n,
-        naturalness=ex.naturalness(tb),
-        tag=f"naturalness of {tb.base}",
-    )
+    log-likelihood, closest to the original's; made by ``prepare``): the filter rate under
+    the base model and SR gray's precision, recall and MCC on the main run's last
+    checkpoint."""
+    artifact = variants_artifact(tb.config, tb.samples, tb.config.n, ex.naturalness_tag(tb))
+    folder = tb.store.get(artifact)
+    if folder is None:
+        raise NotBuilt("the naturalness-matched variants were never made: "
+                       "testbed.prepare.prepare(tb) makes them")  # fmt: skip
+    matched = read_variants(folder, tb.samples)
     last = tb.runs[tb.main].checkpoints[-1]
     rows = []
     for kind, sets in (

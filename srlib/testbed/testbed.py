@@ -9,6 +9,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -16,15 +17,17 @@ import pandas as pd
 from srlib.detection.detect import detect, score_plugins
 from srlib.detection.plugins import Plugin
 from srlib.detection.scoring import ngram_accuracy_many
+from srlib.errors import NotBuilt
 from srlib.models.cache import CachedModel
 from srlib.models.hf import HFModel
-from srlib.samples import Sample
-from srlib.store import Artifact, Store, digest, key_of, text_digest
-from srlib.testbed import leak as leak_module
+from srlib.samples import Sample, read_jsonl
+from srlib.store import Artifact, Store, digest, key_of
 from srlib.testbed.config import TestbedConfig
-from srlib.testbed.corpus import Corpus
-from srlib.testbed.leak import LeakRun, LeakSettings
-from srlib.transforms import Variants
+from srlib.testbed.runs import LeakRun, run_name
+from srlib.transforms import Variant, Variants
+
+if TYPE_CHECKING:  # the type only: the reading room never imports the corpus builder
+    from srlib.testbed.corpus import Corpus
 
 
 def _missing(value) -> bool:
@@ -39,9 +42,30 @@ def _floats(values) -> list[float]:
     return list(np.asarray([np.nan if _missing(v) else v for v in values], dtype=float))
 
 
-def run_name(code_to_text: float) -> str:
-    """The name of the leaked run at one code-to-text ratio."""
-    return f"leak@{code_to_text:g}"
+def variants_artifact(
+    config: TestbedConfig,
+    samples: list[Sample],
+    n: int | None = None,
+    tag: str = "",
+    avoid: list | None = None,
+) -> Artifact:
+    """What ``cached_variants`` is keyed on: the samples, ``n`` (``None``: ``n_max``), the
+    kinds, the seed, ``tag``, the names to ``avoid`` (if any) and the variant code."""
+    n = config.n_max if n is None else n
+    inputs = {"samples": digest([s.to_dict() for s in samples]), "n": n, "kinds": config.kinds}
+    if avoid is not None:
+        inputs["avoid"] = digest([sorted(names) for names in avoid])
+    return Artifact("variants", inputs | {"seed": config.seed, "tag": tag})
+
+
+def read_variants(folder: Path, samples: list[Sample]) -> list[Variants]:
+    """The variants a ``cached_variants`` artifact holds, one set per sample, in order."""
+    flat = read_jsonl(folder / "variants.jsonl", Variant)
+    meta = json.loads((folder / "reasons.json").read_text())
+    by_id: dict[str, list] = {s.id: [] for s in samples}
+    for v in flat:
+        by_id[v.original_id].append(v)
+    return [Variants(by_id[s.id], reasons=meta[s.id]) for s in samples]
 
 
 @dataclass
@@ -70,37 +94,13 @@ class Testbed:
     # → the calls it could not score, by reason (``"calibration"`` for the clean split's texts)
     opened: dict = field(default_factory=dict, repr=False)  # ``build.shared``'s arguments, so
     # a worker of ``prepare`` opens the same testbed
+    reading: bool = False  # opened for reading (``prepare`` made everything): a score, run or
+    # model call not in the cache is ``NotBuilt``, never computed
 
     @property
     def store(self) -> Store:
         """The artifact store under the testbed's cache folder."""
         return Store(self.cache_dir)
-
-    def train_run(
-        self,
-        name: str,
-        general: list[str],
-        texts: dict[str, str],
-        settings: LeakSettings,
-        copies: dict[str, int] | None = None,
-        progress: bool = True,
-    ) -> LeakRun:
-        """One continued-pre-training run of the base model, through the store: keyed on the
-        base model's key, the texts, the settings and the training code."""
-        inputs = {
-            "base": self.base_key,
-            "general": text_digest(general),
-            "leaked": digest(texts),
-            "settings": settings,
-            "copies": copies,
-        }
-        artifact = Artifact("runs", inputs, name=name)
-        folder = self.store.get(artifact)
-        if folder is None:
-            with self.store.put(artifact) as tmp:
-                leak_module.train_run(self.base, general, texts, settings, tmp, progress, copies)
-            folder = self.store.path(artifact)
-        return leak_module.load_run(folder)
 
     @property
     def main(self) -> str:
@@ -143,7 +143,7 @@ class Testbed:
             threads=c.threads,
         )
         cache = self.cache_dir / "scores.sqlite"
-        return CachedModel(hf, cache, progress=progress, namespace=namespace)
+        return CachedModel(hf, cache, progress, namespace, read_only=self.reading)
 
     def scores(
         self,
@@ -187,6 +187,8 @@ class Testbed:
         artifact = Artifact("tables", inputs)
         folder = self.store.get(artifact)
         if folder is None:
+            setting = "gray- and black-box" if black else "gray-box"
+            self._unbuilt(f"the {setting} scores of {path} with {n} variant(s)")
             table = self._detect(lm, base, self.samples, variants, black, progress)
             table = table.merge(self.split[["id", "leaked"]], on="id")
             with self.store.put(artifact) as tmp:
@@ -218,6 +220,7 @@ class Testbed:
             artifact = Artifact("plugin-scores", keyed, name=p.entry.score)
             folder = self.store.get(artifact)
             if folder is None:
+                self._unbuilt(f"the scores of {p.entry.name} on {path}")
                 own = score_plugins(lm, self.samples, variants, [p])
                 with self.store.put(artifact) as tmp:
                     own.to_parquet(tmp / "table.parquet")
@@ -228,6 +231,14 @@ class Testbed:
             own = self._read_table(folder / "table.parquet")
             table = table.drop(columns=p.columns, errors="ignore").merge(own, on="id")
         return table
+
+    def _unbuilt(self, what: str) -> None:
+        """Refuse to compute ``what`` on a testbed opened for reading."""
+        if self.reading:
+            raise NotBuilt(
+                f"{what} were never computed (seed {self.config.seed}): the scoring stage, "
+                "testbed.prepare.prepare(tb), scores what the reports read"
+            )
 
     @staticmethod
     def _read_table(file: Path) -> pd.DataFrame:

@@ -8,22 +8,15 @@ the model never saw: an excess there is the benchmark's style, not memorisation.
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from srlib.testbed.build import cpt_mixture, leak_settings
+from srlib.testbed.build import cpt_mixture, leak_settings, train_run
+from srlib.testbed.experiment import PLANTED, planted_on  # noqa: F401 (its public home was here)
 from srlib.testbed.testbed import Testbed
 
 HALF = " · "  # between a benchmark's name and its half in an audit of the halves
-PLANTED = re.compile(r"^(.+) ×\d+$")  # a planted model's label: ``<benchmark> ×<k>``
-
-
-def planted_on(label: str) -> str | None:
-    """The benchmark a zoo model's leak was planted on (``<benchmark> ×<k>``), else None."""
-    match = PLANTED.match(label)
-    return match[1] if match else None
 
 
 def zoo(
@@ -35,14 +28,14 @@ def zoo(
     exposures = exposures or tb.config.zoo_exposures
     general = cpt_mixture(tb.config, tb.corpus, tb.config.code_to_text).texts
     settings = dataclasses.replace(leak_settings(tb.config), epochs=1)
-    null = tb.train_run("zoo-null", general, {}, settings, None, progress)
+    null = train_run(tb, "zoo-null", general, {}, settings, None, progress)
     models = {"clean base": tb.base, "null control": null.checkpoints[-1]}
     leaked = set(tb.split.id[tb.split.leaked])
     for benchmark in dict.fromkeys(s.benchmark for s in tb.samples):
         texts = {s.id: s.text for s in tb.samples if s.benchmark == benchmark and s.id in leaked}
         for k in exposures:
             copies = dict.fromkeys(texts, k)
-            run = tb.train_run(f"zoo-{benchmark}x{k}", general, texts, settings, copies, progress)
+            run = train_run(tb, f"zoo-{benchmark}x{k}", general, texts, settings, copies, progress)
             models[f"{benchmark} ×{k}"] = run.checkpoints[-1]
     return models
 
