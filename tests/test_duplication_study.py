@@ -360,3 +360,16 @@ def test_every_scenario_trains_the_same_steps_and_the_budget_is_stated():
     )
     assert table.loc["LSTM", "training"].startswith("48 steps of 64")
     assert table.loc["shape rule", "training"] == "none (no training)"
+
+
+def test_the_cli_says_the_repository_verdict_when_only_mixed_and_repository_ran(tmp_path, capsys):
+    args = ["dedup", "evaluate", "offline", "--size", "300", "--scanned-files", "8"]
+    args += ["--profile", "quick", "--models", "Random Forest", "flag everything"]
+    args += ["--scenarios", "mixed", "repository", "--folds", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Duplication study: a random split" in out and "Random Forest" in out
+    assert "Against unseen repositories" in out and "nothing is said of memorisation" in out
+    lines = out.splitlines()
+    headers = [i for i, line in enumerate(lines) if line.endswith(":") and not line[:1].isspace()]
+    assert all(i + 1 < len(lines) and lines[i + 1].startswith("  ") for i in headers)  # no empty

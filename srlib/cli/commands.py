@@ -144,7 +144,7 @@ def _dedup(args: argparse.Namespace) -> int:
 def _dedup_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from srlib.duplication.impact import analysis, study
+    from srlib.duplication.impact import analysis, study, verdicts
     from srlib.duplication.impact.scenarios import leakage_table
 
     if args.profile not in study.PROFILES:
@@ -173,10 +173,13 @@ def _dedup_evaluate(args: argparse.Namespace) -> int:
     study.summary(results).to_csv(Path(args.out) / "summary.csv")
     found.write(args.out)
     print(f"\n{analysis.first_table(found).to_string()}\n")
+    if "mixed → repository" in set(found.steps.index.get_level_values(-1)):
+        print(f"{verdicts.headline(found.steps)}\n")
     for topic, sentences in found.sentences().items():
-        print(f"{topic}:")
-        for sentence in sentences:
-            print(f"  {sentence}")
+        if sentences:  # a topic whose scenarios did not run says nothing
+            print(f"{topic}:")
+            for sentence in sentences:
+                print(f"  {sentence}")
     print(f"\ntables in {args.out}")
     return 0
 

@@ -231,7 +231,15 @@ def closing(steps: pd.DataFrame, family_size: int) -> str:
         ]
 
     models, memorised = judged("mixed → unique")
-    _, repo = judged("mixed → repository")
+    grouped, repo = judged("mixed → repository")
+    if not models and grouped:  # only the repository scenario beside Mixed ran
+        return (
+            f"Against unseen repositories, {len(repo)} of {len(grouped)} trained detectors "
+            f"({', '.join(repo) or 'none'}) score lower than a random split says, on the same "
+            f"candidates (Mixed and Unique were not both run, so nothing is said of "
+            f"memorisation). Each finding is one of {family_size} tests read family-wise "
+            "(Holm), with intervals that resample repositories and the files within them."
+        )
     if not models:
         return "This run has no trained detector with Mixed and Unique results to judge."
     shape = _row(steps, "shape rule", "mixed → unique")
