@@ -104,3 +104,16 @@ def test_a_native_checkout_gets_the_repository_table_from_the_command_line(tmp_p
     steps = pd.read_csv(tmp_path / "out" / "steps.csv")
     assert set(steps.step) == {"mixed → repository"}
     assert set(steps.model) == {"flag everything", "shape rule", "context only"}
+
+
+def test_a_checkout_without_its_source_files_says_to_run_the_download_script(tmp_path):
+    from srlib.duplication.data.creddata import load_creddata
+    from srlib.duplication.data.secretdata import sample
+
+    root = tmp_path / "CredData"
+    _native_checkout(root, sample(load_contexts(), 20, seed=1))
+    for file in (root / "data").rglob("*"):
+        if file.is_file():
+            file.unlink()  # meta/ only: the files were never downloaded
+    with pytest.raises(InputError, match=r"all \d+ decided candidates are missing.*download"):
+        load_creddata(root)

@@ -70,6 +70,13 @@ def load_creddata(root: str | Path, window: int = 250) -> list[SecretRecord]:
                     raise InputError(f"{meta}:{rowno}: bad CredData row")
                 else:
                     out.append(record)
+    missing = skipped["file not there"]
+    if missing and not out:
+        raise InputError(
+            f"{root}: the source files of all {missing} decided candidates are missing (only "
+            "meta/ is there): CredData ships its files by a download script (download_data.py "
+            "in the CredData repository); run it, then point --input at the checkout again"
+        )
     report_skipped(root, skipped)
     return out
 
