@@ -322,8 +322,10 @@ def test_a_detector_that_fails_at_run_time_is_reported_in_every_output(
         assert row.decided == 0 and row.undecided == 2 and np.isnan(row.rate)
         reason = "raised ValueError" if "raises" in name else "not a finite number"
         assert reason in row["why undecided"]
-        assert f"{decision} on " in printed and decision in report
+        assert f"{name} on " in printed and f"<code>{name}</code> on " in report
     assert "could not score every sample" in report
+    failures = pd.read_csv(out / "plugin_failures.csv")
+    assert set(failures.detector) == set(names) and (failures.calls > 0).all()
 
 
 def test_an_audit_refuses_a_detector_named_like_a_built_in_decision(tiny_model_dir, tmp_path):
@@ -379,7 +381,7 @@ def test_a_plug_in_left_out_by_the_setting_is_named_and_an_own_rule_has_no_chanc
             "Left out by the setting (gray): shorter (black-box)"
             in (out / "report.html").read_text()
         )
-        ruled = args[:-2] + ["--setting", "black", "--detector", f"{mine}:always"]
+        ruled = args[:-2] + ["--detector", f"{mine}:always"]  # a rule: gray-box
         ruled[ruled.index("--out") + 1] = str(tmp_path / "ruled")
         assert main(ruled) == 0
     finally:
@@ -387,4 +389,4 @@ def test_a_plug_in_left_out_by_the_setting_is_named_and_an_own_rule_has_no_chanc
         registry.DETECTORS.update(saved)
     summary = pd.read_csv(tmp_path / "ruled" / "summary.csv").set_index("decision")
     assert summary.loc["always", "rate"] == 1.0 and np.isnan(summary.loc["always", "chance"])
-    assert summary.loc["black", "chance"] > 0  # SR's rank among variants keeps its own
+    assert summary.loc["gray", "chance"] > 0  # SR's rank among variants keeps its own

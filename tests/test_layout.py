@@ -172,6 +172,10 @@ def _testbed_imports(module: str) -> set[str]:
             found |= {a.name for a in node.names}
         elif (node.module or "").startswith("srlib.testbed."):
             found.add(node.module.split(".")[2])
+    for node in ast.walk(tree):  # ``import srlib.testbed.x`` too
+        if isinstance(node, ast.Import) and id(node) not in typing_only:
+            found |= {a.name.split(".")[2] for a in node.names
+                      if a.name.startswith("srlib.testbed.")}  # fmt: skip
     return found
 
 

@@ -140,6 +140,11 @@ OPAQUE = {
                        "helper = functools.partial(_scale, k=1.0)\n", "helper(1.0)",
                        "k=1.0", "k=2.0"),
     "helper class": ("class Helper:\n    k = 1.0\n", "Helper.k", "k = 1.0", "k = 2.0"),
+    "closure helper": ("def make(k):\n    def inner():\n        return k\n\n    return inner\n"
+                       "\n\nhelper = make(1.0)\n", "helper()", "make(1.0)", "make(2.0)"),
+    "wrapped helper": ("import functools\n\n\ndef deco(f):\n    @functools.wraps(f)\n"
+                       "    def w(*a):\n        return f(*a)\n\n    return w\n\n\nK = 1.0\n\n\n"
+                       "@deco\ndef helper():\n    return K\n", "helper()", "K = 1.0", "K = 2.0"),
 }  # fmt: skip
 
 
@@ -396,7 +401,7 @@ def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed
     for p in found:
         for c in contrasts([p]):
             said = own.loc[c.name, "family_verdict"]
-            assert said.startswith("no decisions on seed 0: ")
+            assert said.startswith("no decisions on seed 0 (evaluated): ")
     assert "raised ValueError" in own.loc["always_raises − SR gray", "verdict"]
     assert "not a finite number" in own.loc["always_nan − SR gray", "verdict"]
     primary = claims[claims.role == "primary"].reset_index(drop=True)

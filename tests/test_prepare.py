@@ -19,11 +19,10 @@ def _prepared(cache, into, workers, scheduler=None):
     copy_cache(cache, into)
     tb = shared("quick", {"replicates": (0, 1)}, cache_dir=into)
     reps = prepare(tb, workers=workers, scheduler=scheduler, progress=False)
-    computed = {seed: rep.memo.copy() for seed, rep in reps.items()}
     clean_model_rates(reps)
     claim_parts(reps)
     rows = {r["name"]: r["digest"] for r in digest_rows(tb, reps)}
-    return tb, reps, computed, rows
+    return tb, reps, rows
 
 
 def test_a_two_worker_dask_cluster_gives_the_serial_digests(
@@ -32,9 +31,8 @@ def test_a_two_worker_dask_cluster_gives_the_serial_digests(
     _, cache = quick_testbed_cache
     snapshot = tmp_path / "snapshot"  # both start from the same cache (a model's numbers move
     copy_cache(cache, snapshot)  # slightly with the batch a text is scored in)
-    tb, reps, computed, serial = _prepared(snapshot, tmp_path / "serial", workers=1)
+    tb, reps, serial = _prepared(snapshot, tmp_path / "serial", workers=1)
     assert list(reps) == [0, 1] and reps[0] is tb
-    assert computed[1] == {}  # the replicate comes back from the store, nothing remembered
     assert any(name.startswith("leak@") and "seed 1" in name for name in serial)
     assert any("(split seed 1)" in name for name in serial)
     assert tb.reading and reps[1].reading  # the reports read what was made, nothing else
@@ -43,7 +41,7 @@ def test_a_two_worker_dask_cluster_gives_the_serial_digests(
         tb.scores(tb.runs[tb.main].checkpoints[0], 1)  # one variant: asked of no report
     with pytest.raises(NotBuilt, match="never made"):
         tb.calibration_scores(tb.runs[tb.main].checkpoints[0], black=True)
-    _, _, _, clustered = _prepared(snapshot, tmp_path / "dask", 2, dask_client)
+    _, _, clustered = _prepared(snapshot, tmp_path / "dask", 2, dask_client)
     assert clustered == serial
 
 

@@ -64,7 +64,7 @@ def render(result) -> str:
         + (f"; first {spec.limit} samples of each" if spec.limit else "")
         + f". Empirical null: {null}.</p>",
         f"<p>Settings each model ran:</p><ul>{ran}</ul>",
-        _undecided_html(summary),
+        _undecided_html(result.failures),
         (
             f"<p>Left out by the setting ({html.escape(spec.setting)}): "
             f"{html.escape(', '.join(result.left_out))}.</p>"
@@ -97,15 +97,11 @@ def write_report(result) -> None:
     (result.out / "report.html").write_text(render(result), encoding="utf-8")
 
 
-def _undecided_html(summary) -> str:
-    """A list of the samples each plug-in left undecided, and why; empty where none did."""
-    if "why undecided" not in summary:
-        return ""
-    rows = summary[summary["why undecided"].fillna("") != ""]
+def _undecided_html(failures) -> str:
+    """A list of the calls each plug-in could not score, and why; empty where none failed."""
     items = "".join(
-        f"<li><code>{html.escape(str(r.decision))}</code> on {html.escape(str(r.model))} / "
-        f"{html.escape(str(r.benchmark))}: {r.undecided} of {r.samples} samples undecided "
-        f"({html.escape(str(r['why undecided']))})</li>"
-        for _, r in rows.iterrows()
+        f"<li><code>{html.escape(str(r.detector))}</code> on {html.escape(str(r.model))} / "
+        f"{html.escape(str(r.benchmark))}: {r.calls} calls {html.escape(str(r.reason))}</li>"
+        for r in failures.itertuples()
     )
     return f"<p>Your detectors could not score every sample:</p><ul>{items}</ul>" if items else ""

@@ -28,6 +28,7 @@ from srlib.audit.summary import (
     CONTROL,
     DECISIONS,
     decisions_of,
+    failure_table,
     summarise,
     undecided,
     without_chance,
@@ -100,6 +101,7 @@ class Audit:
     summary: pd.DataFrame
     settings: dict[str, list[str]] = field(default_factory=dict)
     left_out: list[str] = field(default_factory=list)  # plug-ins no model's settings ran
+    failures: pd.DataFrame = field(default_factory=pd.DataFrame)  # ``summary.failure_table``
 
 
 def audit(
@@ -200,7 +202,7 @@ def audit(
     left = [
         f"{p.entry.name} ({p.entry.setting}-box)" for p in found if p.entry.setting not in every
     ]
-    result = Audit(spec, out, table, summary, ran, left)
+    result = Audit(spec, out, table, summary, ran, left, failure_table(parts, jobs))
     _write(result)
     if report:
         from srlib.audit.report import write_report
@@ -348,6 +350,7 @@ def _write(result: Audit) -> None:
             flat[column] = flat[column].map(lambda v: json.dumps(v) if v is not None else "")
     flat.to_csv(out / "samples.csv", index=False)
     result.summary.to_csv(out / "summary.csv", index=False)
+    result.failures.to_csv(out / "plugin_failures.csv", index=False)
     doc = {
         "spec": asdict(result.spec),
         "settings": result.settings,

@@ -28,6 +28,18 @@ def without_chance(found) -> frozenset[str]:
     return frozenset(p.entry.name for p in found if p.kind == "rule")
 
 
+def failure_table(parts: list[pd.DataFrame], jobs: list) -> pd.DataFrame:
+    """Every call a plug-in could not score, by model, benchmark, detector and reason (each
+    plug-in, whether or not it has a decision of its own in the summary)."""
+    rows = [
+        {"model": m.label, "benchmark": name, "detector": detector, "reason": why, "calls": k}
+        for part, (m, name) in zip(parts, jobs, strict=True)
+        for detector, counts in part.attrs.get("plugin failures", {}).items()
+        for why, k in counts.items()
+    ]
+    return pd.DataFrame(rows, columns=["model", "benchmark", "detector", "reason", "calls"])
+
+
 def undecided(parts: list[pd.DataFrame], jobs: list, found) -> dict[tuple, str]:
     """(model, benchmark, plug-in decision) → the calls its plug-in could not score there,
     counted by reason ("12 raised ValueError, 3 not a finite number"); absent where it

@@ -225,10 +225,8 @@ def _audit(args: argparse.Namespace) -> int:
     for label, ran in result.settings.items():
         print(f"{label}: ran {', '.join(ran)}")
     summary = result.summary
-    why = summary["why undecided"].fillna("") if "why undecided" in summary else None
-    for i, row in summary[why != ""].iterrows() if why is not None else ():
-        print(f"{row.decision} on {row.model} / {row.benchmark}: {row.undecided} of "
-              f"{row.samples} samples undecided ({why[i]})")  # fmt: skip
+    for row in result.failures.itertuples():
+        print(f"{row.detector} on {row.model} / {row.benchmark}: {row.calls} calls {row.reason}")
     if result.left_out:
         print(f"left out by --setting {args.setting}: {', '.join(result.left_out)}")
     print(f"report: {result.out / 'report.html'}")

@@ -43,7 +43,7 @@ import numpy as np
 
 from srlib.detection import registry
 from srlib.detection.registry import Detector, register
-from srlib.errors import InputError
+from srlib.errors import CacheError, InputError, NotBuilt
 
 KINDS = {
     "gray": ("token_scores", "text"),
@@ -147,8 +147,9 @@ def source_digest(function: Callable) -> str:
     and the value of every plain constant of its own module that it uses — so editing a
     helper in the same file rescores the detectors that call it, and no other. Where it
     reads something of its file that cannot be read so (a list, dict or array, a class, a
-    decorated or ``partial`` helper, a default argument that is not a plain constant), the
-    whole file's text is the key instead: any edit of the file rescores it. What it imports
+    decorated, wrapped, closure-built or ``partial`` helper, a default argument that is not a
+    plain constant), the whole file's text is the key instead: any edit of the file rescores
+    it. What it imports
     from other modules is not followed (keep a detector's logic in its file)."""
     module = sys.modules.get(getattr(function, "__module__", None) or "")
     h, seen, stack = hashlib.sha256(), set(), [function]
@@ -157,6 +158,8 @@ def source_digest(function: Callable) -> str:
         if id(f) in seen:
             continue
         seen.add(id(f))
+        if getattr(f, "__wrapped__", None) is not None or f.__closure__:
+            return _file_digest(module, function)  # a wrapper or a closure: not readable so
         try:
             h.update(inspect.getsource(f).encode())
         except (OSError, TypeError):
@@ -309,6 +312,8 @@ def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Count
     for args in inputs:
         try:
             value = found.function(*args)
+        except (NotBuilt, CacheError):
+            raise  # the project's own failure (a model call not made, a damaged cache)
         except Exception as e:  # a user's score may fail on some samples: undecided, counted
             failed[f"raised {type(e).__name__}"] += 1
             values.append(math.nan)

@@ -63,10 +63,11 @@ class DiskCache:
         return out
 
     def put_many(self, items: dict[str, Any]) -> None:
-        """Store values and commit (one transaction)."""
+        """Store values and commit (one transaction); a key already stored keeps its value
+        (another process computed it first: every reader gets that one)."""
         with self._lock, self._errors():
             self._db.executemany(
-                "INSERT OR REPLACE INTO cache VALUES (?, ?)",
+                "INSERT OR IGNORE INTO cache VALUES (?, ?)",
                 [(k, json.dumps(v)) for k, v in items.items()],
             )
             self._db.commit()
@@ -135,9 +136,8 @@ class CachedModel:
         for i in range(0, len(order), self.chunk):
             batch = order[i : i + self.chunk]
             results = compute([todo[k] for k in batch])
-            fresh = dict(zip(batch, results, strict=True))
-            self.cache.put_many(fresh)
-            have.update(fresh)
+            self.cache.put_many(dict(zip(batch, results, strict=True)))
+            have.update(self.cache.get_many(batch))  # the stored value, whoever stored it
             self.computed += len(batch)
             bar.update(len(batch))
         bar.close()

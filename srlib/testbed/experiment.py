@@ -126,8 +126,9 @@ def sr_subsets(table: pd.DataFrame, n: int, draws: int, seed: int = 0) -> pd.Dat
 
 
 def naturalness_tag(tb: Testbed) -> str:
-    """What names the naturalness-matched variants in the store (the scorer: the base model)."""
-    return f"naturalness of {tb.base}"
+    """What names the naturalness-matched variants in the store: the scorer, the base model,
+    by its key (not its folder, so a worker that opens the cache by another path agrees)."""
+    return f"naturalness of base {tb.base_key}"
 
 
 def naturalness(tb: Testbed):

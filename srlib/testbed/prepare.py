@@ -23,6 +23,7 @@ from srlib.testbed.build import cached_variants, replicate, shared
 from srlib.testbed.experiment import black_stage
 from srlib.testbed.runs import NULL
 from srlib.testbed.testbed import Testbed
+from srlib.transforms import Variants
 
 
 def read_stages(rep: Testbed, own: bool) -> list[ex.Stage]:
@@ -48,13 +49,15 @@ def score_replicate(rep: Testbed, own: bool) -> None:
     for stage in read_stages(rep, own):
         rep.scores(stage.path, n, black=black_stage(rep, stage))
         rep.calibration_scores(stage.path, black_stage(rep, stage, calibration=True))
-    if own:  # the naturalness-matched variants, scored as the report reads them
+    if own:  # plain and naturalness-matched variants, gray-box, as the report reads them
         tag = ex.naturalness_tag(rep)
-        sets = cached_variants(
+        matched = cached_variants(
             rep.config, rep.samples, rep.cache_dir, False, n, ex.naturalness(rep), tag
         )
-        for path in (rep.base, rep.runs[rep.main].checkpoints[-1]):
-            rep.scores(path, n, variants=sets)
+        plain = [Variants(v[:n]) for v in rep.variants]
+        for sets in (plain, matched):
+            for path in (rep.base, rep.runs[rep.main].checkpoints[-1]):
+                rep.scores(path, n, variants=sets)
 
 
 def _task(opened: dict, seed: int) -> int:
@@ -81,10 +84,11 @@ def prepare(
     what is missing (``NotBuilt``) instead of computing it."""
     seeds = list(tb.config.replicates if seeds is None else seeds)
     bar = tqdm(total=len(seeds), desc="seeds trained and scored", disable=not progress)
-    _score_reference(tb)
+    work = dataclasses.replace(tb, reading=False, memo={}, failures={})  # tb stays untouched
+    _score_shared(work)
     if scheduler is None and (workers <= 1 or len(seeds) <= 1):
         for seed in seeds:
-            rep = dataclasses.replace(replicate(tb, seed), memo={}, failures={})
+            rep = dataclasses.replace(replicate(work, seed), memo={}, failures={})
             score_replicate(rep, own=seed == tb.config.seed)
             bar.update()
     else:
@@ -94,14 +98,17 @@ def prepare(
     return {seed: replicate(tb, seed) for seed in seeds}  # from the store; the own seed: tb
 
 
-def _score_reference(tb: Testbed) -> None:
-    """The reference model, which every seed's tables set beside their own, scored here first
-    and once, whichever way the seeds then run: a model's numbers move slightly with the
-    batch a text is scored in, so the order of requests is the same serially and on a
-    cluster (and no two workers score the same texts)."""
-    scratch = dataclasses.replace(tb, memo={}, failures={})
-    scratch.scores(tb.reference, tb.config.n)
-    scratch.calibration_scores(tb.reference)
+def _score_shared(tb: Testbed) -> None:
+    """The models every seed's tables set beside their own — the reference model, and the
+    base model where the seeds share one (a given checkpoint, or ``base_per_seed`` off) —
+    scored here first and once, whichever way the seeds then run: a model's numbers move
+    slightly with the batch a text is scored in, so the order of requests is the same
+    serially and on a cluster, and no two workers score the same texts of one model."""
+    c = tb.config
+    shared_base = c.base_model is not None or not c.base_per_seed
+    for path in (tb.reference, *([tb.base] if shared_base else [])):
+        tb.scores(path, c.n)
+        tb.calibration_scores(path)
 
 
 def _on_cluster(tb: Testbed, seeds: list[int], workers: int, scheduler, bar) -> None:

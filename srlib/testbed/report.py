@@ -232,7 +232,7 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
         failures = plugin_failures(reps)
         for p in first.plugins:
             if p.entry.name in silent:
-                said = _no_decisions(failures, p.names, silent[p.entry.name])
+                said = _no_decisions(failures, p.names, *silent[p.entry.name])
                 where = next(iter(parts)) if len(parts) == 1 else POOLED
                 own.append(pd.DataFrame({"contrast": [c.name for c in plugin_contrasts([p])],
                                          "role": "plug-in", "part": where,
@@ -250,27 +250,35 @@ def deciding(long: pd.DataFrame, plugins) -> pd.DataFrame:
     return long[~long.detector.isin(silent)]
 
 
-def undecided_plugins(parts: dict[str, tuple], plugins) -> dict[str, str]:
-    """Plug-in name → the part (seed) on which it decides no sample at all, for each plug-in
-    that has one: its contrasts cannot be computed, and it is reported, never dropped."""
+def undecided_plugins(parts: dict[str, tuple], plugins) -> dict[str, tuple[str, str]]:
+    """Plug-in name → (the part, what it left without a decision) for each plug-in whose
+    contrasts cannot be computed on some part (seed): no sample decided among the evaluated
+    problems, none on the null control (every plug-in arm is read at the null-control
+    point), or no margin of its rules on the calibration split (where they are calibrated
+    against SR). It is reported, never dropped, and never stops the others."""
     out = {}
     for p in plugins:
-        for name, (long, _, *null) in parts.items():
-            for table in (long, *null):  # the null control's too, where it was scored
-                mine = table[table.detector.isin(p.names)]
-                if p.entry.name in out or (mine.empty and table is not long):
-                    continue  # said already, or a null control that did not score it
-                if mine.empty or common_decided(mine, p.names).empty:
-                    out[p.entry.name] = name
+        for name, (long, cal, *null) in parts.items():
+            for where, table in (("evaluated", long), *(("null control", t) for t in null)):
+                if common_decided(table[table.detector.isin(p.names)], p.names).empty:
+                    out.setdefault(p.entry.name, (name, where))
+            rules = [n for n in p.names if detector(n).threshold_free]  # calibrated margins
+            if cal is not None and rules:
+                margins = cal[cal.detector.isin(rules)].score
+                if not margins.notna().any():
+                    out.setdefault(p.entry.name, (name, "calibration"))
     return out
 
 
-def _no_decisions(failures: pd.DataFrame, names: list[str], where: str) -> str:
-    """What a plug-in with nothing decided says in the claim table: why, counted."""
-    mine = failures[failures.detector.isin(names) & (failures.texts == "evaluated")]
-    counts = mine.groupby("reason").calls.sum()
-    why = ", ".join(f"{int(k)} {reason}" for reason, k in counts.items()) or "no score kept"
-    return f"no decisions on {where}: {why}"
+def _no_decisions(failures: pd.DataFrame, names: list[str], part: str, where: str) -> str:
+    """What a plug-in without decisions says in the claim table: where, and the calls it
+    could not score on that seed, by reason."""
+    seed = int(part.split()[-1])
+    texts = "calibration" if where == "calibration" else "evaluated"
+    mine = failures[failures.detector.isin(names) & (failures.seed == seed)]
+    counts = mine[mine.texts == texts].groupby("reason").calls.sum()
+    why = ", ".join(f"{int(k)} calls {reason}" for reason, k in counts.items())
+    return f"no decisions on {part} ({where}): {why or 'no score kept'}"
 
 
 def plugin_failures(reps: dict[int, Testbed]) -> pd.DataFrame:

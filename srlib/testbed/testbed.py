@@ -143,7 +143,9 @@ class Testbed:
             threads=c.threads,
         )
         cache = self.cache_dir / "scores.sqlite"
-        return CachedModel(hf, cache, progress, namespace, read_only=self.reading)
+        return CachedModel(
+            hf, cache, progress=progress, namespace=namespace, read_only=self.reading
+        )
 
     def scores(
         self,
