@@ -324,7 +324,7 @@ def test_a_detector_that_fails_at_run_time_is_reported_in_every_output(
         assert reason in row["why undecided"]
         assert f"{name} on " in printed and f"<code>{name}</code> on " in report
     assert "could not score every sample" in report
-    failures = pd.read_csv(out / "plugin_failures.csv")
+    failures = pd.read_csv(out / "plugin_failures.csv", keep_default_na=False)
     assert set(failures.detector) == set(names) and (failures.calls > 0).all()
 
 
