@@ -130,3 +130,18 @@ def bar_step(bar: Any, tokens: int) -> None:
             rate = (bar.n + 1) * tokens / elapsed
             bar.set_postfix_str(f"{rate:,.0f} tokens/s", refresh=False)
     bar.update(1)
+
+
+@contextlib.contextmanager
+def quiet_progress():
+    """No Hugging Face progress bar ("Loading weights" per model opened, "Writing model
+    shards" per model saved) inside the block; restored after."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()

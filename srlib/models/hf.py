@@ -8,14 +8,13 @@ orders of magnitude slower on CPUs without native support).
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import numpy as np
 
 from srlib.codetext import code_tokens_settled
 from srlib.errors import SrlibError
-from srlib.models.base import GenerationSettings, TokenScores, torch_threads
+from srlib.models.base import GenerationSettings, TokenScores, quiet_progress, torch_threads
 from srlib.models.digest import file_digest
 from srlib.store import MANIFEST, code_digests, digest
 
@@ -31,20 +30,6 @@ def model_folder(path: str) -> Path:
     from transformers.utils import cached_file
 
     return Path(cached_file(path, "config.json", local_files_only=True)).parent
-
-
-@contextlib.contextmanager
-def _quiet_loading():
-    """No "Loading weights" bar per model opened (an audit opens many); restored after."""
-    from transformers.utils import logging as hf_logging
-
-    enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if enabled:
-            hf_logging.enable_progress_bar()
 
 
 def fingerprint(folder: Path, **settings: object) -> str:
@@ -117,7 +102,7 @@ class HFModel:
         if not local.is_dir() and (local.is_absolute() or str(path).startswith((".", "~"))):
             raise ModelNotFound(f"{path}: no such model folder")
         try:
-            with _quiet_loading():
+            with quiet_progress():
                 self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
                 self.model = AutoModelForCausalLM.from_pretrained(
                     path, local_files_only=True, dtype=getattr(torch, dtype)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srlib.models.base import bar_step, torch_threads, training_bar
+from srlib.models.base import bar_step, quiet_progress, torch_threads, training_bar
 from srlib.models.cpu import ATTENTION, autocast, check_dtype
 
 EOS = "<|endoftext|>"
@@ -135,6 +135,7 @@ def _train_lm(model, tokenizer, texts, steps, batch_size, block_size, lr, seed, 
 def save(model, tokenizer, path: str | Path) -> Path:
     """Save model and tokenizer where ``HFModel(path)`` loads them."""
     path = Path(path)
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    with quiet_progress():
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
     return path

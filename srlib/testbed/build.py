@@ -88,7 +88,7 @@ def build(
     base_mix = base_mixture(config, corpus)
     plan = [(run_name(r), r) for r in _ratios(config)] + [(NULL, config.code_to_text)]
     mixes = {name: cpt_mixture(config, corpus, ratio, base_mix) for name, ratio in plan}
-    base, losses, base_key = _base(config, base_mix, cache)
+    base, losses, base_key = _base(config, base_mix, cache, progress)
     reference = _reference(config, corpus, [base_mix, *mixes.values()], cache)
     tb = Testbed(
         config,
@@ -169,7 +169,7 @@ def replicate(tb: Testbed, seed: int, progress: bool = False) -> Testbed:
     own = config if config.base_per_seed and config.base_model is None else tb.config
     base_mix = base_mixture(own, tb.corpus)
     if own is config:
-        rep.base, rep.base_losses, rep.base_key = _base(config, base_mix, tb.cache_dir)
+        rep.base, rep.base_losses, rep.base_key = _base(config, base_mix, tb.cache_dir, progress)
     general = cpt_mixture(own, tb.corpus, config.code_to_text, base_mix).texts
     settings = leak_settings(config)
     for name, texts in ((rep.main, rep.leaked_texts()), (NULL, {})):
@@ -380,14 +380,14 @@ def _settings(config: TestbedConfig, size, steps: int, seed: int) -> TrainSettin
     )
 
 
-def _base(config, mix: Mixture, cache: Path) -> tuple[Path, list[float], str]:
+def _base(config, mix: Mixture, cache: Path, progress: bool) -> tuple[Path, list[float], str]:
     """The base model, its losses and its key: the configured checkpoint (keyed on its
     content, so a moved folder is the same model), or one trained here on ``mix``."""
     if config.base_model is not None:
         folder = model_folder(config.base_model)
         return folder, [], fingerprint(folder)
     settings = _settings(config, config.model, config.base_steps, config.seed)
-    trained = train_model(mix.texts, cache, settings, name="base")
+    trained = train_model(mix.texts, cache, settings, name="base", progress=progress)
     return trained.path, trained.losses, trained.key
 
 
