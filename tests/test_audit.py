@@ -320,7 +320,8 @@ def test_a_detector_that_fails_at_run_time_is_reported_in_every_output(
         decision = name if name.startswith("rule_") else f"SR {name}"
         row = summary.loc[decision]
         assert row.decided == 0 and row.undecided == 2 and np.isnan(row.rate)
-        reason = "raised ValueError" if "raises" in name else "not a finite number"
+        reason = {"raises": "raised ValueError", "nan": "returned NaN", "none": "returned None",
+                  "string": "returned a str, not a number"}[name.removeprefix("rule_")]  # fmt: skip
         assert reason in row["why undecided"]
         assert f"{name} on " in printed and f"<code>{name}</code> on " in report
     assert "could not score every sample" in report

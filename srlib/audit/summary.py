@@ -42,7 +42,7 @@ def failure_table(parts: list[pd.DataFrame], jobs: list) -> pd.DataFrame:
 
 def undecided(parts: list[pd.DataFrame], jobs: list, found) -> dict[tuple, str]:
     """(model, benchmark, plug-in decision) → the calls its plug-in could not score there,
-    counted by reason ("12 raised ValueError, 3 not a finite number"); absent where it
+    counted by reason ("12 raised ValueError, 3 returned NaN"); absent where it
     scored every call."""
     owner = {d.name: p.entry.name for p in found for d in (p.rule, p.entry) if d is not None}
     out = {}

@@ -321,11 +321,20 @@ def score_all(found: Plugin, inputs: Iterable[tuple]) -> tuple[np.ndarray, Count
         if isinstance(value, bool | np.bool_):  # a rule's yes/no is a margin of ±1
             value = (1.0 if value else -1.0) if found.kind == "rule" else float(value)
         if not isinstance(value, int | float | np.number) or not math.isfinite(value):
-            failed["not a finite number"] += 1
+            failed[_returned(value)] += 1
             values.append(math.nan)
             continue
         values.append(float(value) if found.higher_is_leaked else -float(value))
     return np.asarray(values, dtype=float), failed
+
+
+def _returned(value) -> str:
+    """How a value that is not a finite number is counted: what it was."""
+    if value is None:
+        return "returned None"
+    if isinstance(value, int | float | np.number):
+        return "returned NaN" if math.isnan(value) else "returned an infinity"
+    return f"returned a {type(value).__name__}, not a number"
 
 
 def rules(found: Sequence[Plugin]) -> list[Detector]:
