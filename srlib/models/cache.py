@@ -79,12 +79,11 @@ class DiskCache:
 
 class CachedModel:
     """Wrap a model so that every score and generation is computed once, in batches of
-    ``chunk`` texts of like length (the longest first: a model's own batches inside a chunk
-    pad little; 10% faster generation than chunks in input order, same outputs) that are
-    committed as they finish (with a progress bar). A model's numbers move slightly with the
-    batch a text is scored in, so a value is the one the first request that computed it got;
-    a request that overlaps another's texts in part, and may run beside it, takes a
-    ``namespace`` of its own so that neither's numbers depend on which ran first."""
+    ``chunk`` texts that are committed as they finish (with a progress bar). A model's
+    numbers move slightly with the batch a text is scored in, so a value is the one the first
+    request that computed it got; a request that overlaps another's texts in part, and may
+    run beside it, takes a ``namespace`` of its own so that neither's numbers depend on which
+    ran first."""
 
     def __init__(
         self,
@@ -127,7 +126,7 @@ class CachedModel:
                 f"{len(todo)} of {len(keys)} {what[0]} calls of model {self.fingerprint[:16]} were "
                 "never made, and this model is opened for reading only"
             )
-        order = sorted(todo, key=lambda k: (-len(todo[k]), k))  # like lengths: little padding
+        order = list(todo)
         bar = tqdm(
             total=len(order),
             desc=f"{what[0]} ({self.fingerprint[:24]})",

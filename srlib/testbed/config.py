@@ -109,6 +109,7 @@ PROFILES: dict[str, TestbedConfig] = {
     # slower); every artefact it trains is keyed apart from the ``cpu`` profile's
     "quick": TestbedConfig(
         limit=12,
+        generate_batch=16,  # the batches the lock's quick digests were recorded with
         n=2,
         n_max=3,
         calibration_variants=6,
