@@ -332,13 +332,19 @@ def test_a_detector_that_fails_at_run_time_is_reported_in_every_output(
 def test_an_audit_refuses_a_detector_named_like_a_built_in_decision(tiny_model_dir, tmp_path):
     from srlib.audit import audit
     from srlib.audit.models import AuditInputError
+    from srlib.detection import registry
 
+    saved = dict(registry.DETECTORS)
     mine = tmp_path / "mine.py"
     mine.write_text("def beats(model, sample, variants):\n    return 1.0\n")
-    with pytest.raises(AuditInputError, match="'gray'"):
-        audit([str(tiny_model_dir)], ["humaneval"], tmp_path / "a", limit=1, n=1,
-              setting="gray", progress=False,
-              detectors=[{"spec": f"{mine}:beats", "name": "gray"}])  # fmt: skip
+    try:
+        with pytest.raises(AuditInputError, match="'gray'"):
+            audit([str(tiny_model_dir)], ["humaneval"], tmp_path / "a", limit=1, n=1,
+                  setting="gray", progress=False,
+                  detectors=[{"spec": f"{mine}:beats", "name": "gray"}])  # fmt: skip
+    finally:
+        registry.DETECTORS.clear()
+        registry.DETECTORS.update(saved)
 
 
 def test_a_changed_plug_in_option_rescores_in_the_same_folder(tiny_model_dir, tmp_path):

@@ -200,17 +200,20 @@ def test_notebooks_never_overwrite_their_parameters():
 
 
 def _tables(path: Path) -> list[str]:
-    """The text a reader sees in a notebook's outputs (tables and printed lines), without
+    """The text a reader sees in a notebook's outputs (tables and printed lines, a cell's
+    printed text joined: a kernel under load may send one line in two messages), without
     stderr (progress bars and their timings), figures, memory addresses and random table ids."""
     import re
 
     texts = []
     for cell in nbformat.read(path, as_version=4).cells:
+        printed = ""  # a cell's printed text, however the kernel split it into messages
         for out in cell.get("outputs", []):
             if out.output_type == "stream" and out.name == "stdout":
-                texts.append(out.text)
+                printed += out.text
             elif out.output_type in ("execute_result", "display_data"):
                 texts += [out.data[k] for k in ("text/plain", "text/html") if k in out.data]
+        texts += [printed] if printed else []
     return [re.sub(r"T_[0-9a-f]{5}", "T_", re.sub(r" at 0x[0-9a-f]+", "", t)) for t in texts]
 
 

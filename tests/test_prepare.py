@@ -59,7 +59,7 @@ def test_a_report_says_what_the_scoring_stage_has_not_made(quick_testbed_cache):
     tb, _ = quick_testbed_cache
     fresh = dataclasses.replace(tb, memo={}, reading=True)
     with pytest.raises(NotBuilt, match="naturalness-matched variants were never made"):
-        naturalness_matched(dataclasses.replace(fresh, base=fresh.reference))
+        naturalness_matched(dataclasses.replace(fresh, base_key="a base never trained"))
 
 
 def test_a_cluster_needs_a_testbed_opened_as_the_chapters_open_it(quick_testbed_cache):

@@ -34,6 +34,7 @@ from srlib.audit.summary import (
     without_chance,
 )
 from srlib.benchmarks import load_benchmark
+from srlib.detection import registry
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
 from srlib.detection.plugin_contrasts import flags as plugin_flags
@@ -168,6 +169,8 @@ def audit(
     spec.check()
     clash = sorted({d.name for d in rules(found)} & set(DECISIONS))
     if clash:
+        for name in {n for p in found for n in p.names}:
+            registry.DETECTORS.pop(name, None)  # refused: leaves the registry as it was
         raise AuditInputError(
             f"detector name(s) {clash} are the audit's built-in decisions "
             f"({', '.join(DECISIONS)}); give your detector another name"

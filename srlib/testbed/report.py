@@ -235,7 +235,7 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
                 said = _no_decisions(failures, p.names, *silent[p.entry.name])
                 where = next(iter(parts)) if len(parts) == 1 else POOLED
                 own.append(pd.DataFrame({"contrast": [c.name for c in plugin_contrasts([p])],
-                                         "role": "plug-in", "part": where,
+                                         "role": "plug-in", "part": where, "n": 0,
                                          "verdict": said, "family_verdict": said}))  # fmt: skip
         table = pd.concat([table, *own], ignore_index=True)
     return table
