@@ -9,6 +9,8 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from broken_plugins import BROKEN, RETURNED
+from broken_plugins import names as broken_names
 
 from srlib.audit import audit
 from srlib.audit.run import summarise
@@ -256,95 +258,56 @@ def test_a_researchers_detector_is_one_more_decision_of_the_audit(tiny_model_dir
     capsys.readouterr()
 
 
-FAILING = """
-import math
+@pytest.fixture
+def own_registry():
+    """What a test registers is gone after it (the same dict: modules hold it by name)."""
+    from srlib.detection import registry
 
-
-def raises(token_scores, text):
-    raise ValueError("broken")
-
-
-def nan(token_scores, text):
-    return math.nan
-
-
-def string(token_scores, text):
-    return "high"
-
-
-def none(token_scores, text):
-    return None
-
-
-def rule_raises(model, sample, variants):
-    raise ValueError("broken")
-
-
-def rule_nan(model, sample, variants):
-    return math.nan
-
-
-def rule_string(model, sample, variants):
-    return "yes"
-
-
-def rule_none(model, sample, variants):
-    return None
-"""
+    saved = dict(registry.DETECTORS)
+    yield
+    registry.DETECTORS.clear()
+    registry.DETECTORS.update(saved)
 
 
 def test_a_detector_that_fails_at_run_time_is_reported_in_every_output(
-    tiny_model_dir, tmp_path, capsys
+    tiny_model_dir, tmp_path, capsys, own_registry
 ):
-    from srlib.detection import registry
-
-    saved = dict(registry.DETECTORS)
     mine = tmp_path / "failing.py"
-    mine.write_text(FAILING)
-    names = ["raises", "nan", "string", "none"]
-    names += [f"rule_{n}" for n in names]
+    mine.write_text(BROKEN)
     out = tmp_path / "audit"
     args = ["audit", "--model", str(tiny_model_dir), "--benchmark", "humaneval", "--limit", "2",
             "--n", "2", "--out", str(out), "--max-new-tokens", "8"]  # fmt: skip
-    for name in names:
+    for name in broken_names():
         args += ["--detector", f"{mine}:{name}"]
-    try:
-        assert main(args) == 0  # the built-in decisions ran
-    finally:
-        registry.DETECTORS.clear()
-        registry.DETECTORS.update(saved)
+    assert main(args) == 0  # the built-in decisions ran
     printed = capsys.readouterr().out
     summary = pd.read_csv(out / "summary.csv").set_index("decision")
     report = (out / "report.html").read_text()
-    for name in names:
+    for name in broken_names():
         decision = name if name.startswith("rule_") else f"SR {name}"
         row = summary.loc[decision]
         assert row.decided == 0 and row.undecided == 2 and np.isnan(row.rate)
-        reason = {"raises": "raised ValueError", "nan": "returned NaN", "none": "returned None",
-                  "string": "returned a str, not a number"}[name.removeprefix("rule_")]  # fmt: skip
-        assert reason in row["why undecided"]
+        assert RETURNED[name.split("_", 1)[1]] in row["why undecided"]
         assert f"{name} on " in printed and f"<code>{name}</code> on " in report
     assert "could not score every sample" in report
     failures = pd.read_csv(out / "plugin_failures.csv", keep_default_na=False)
-    assert set(failures.detector) == set(names) and (failures.calls > 0).all()
+    assert set(failures.detector) == set(broken_names()) and (failures.calls > 0).all()
 
 
-def test_an_audit_refuses_a_detector_named_like_a_built_in_decision(tiny_model_dir, tmp_path):
-    from srlib.audit import audit
+def test_an_audit_refuses_a_detector_named_like_a_built_in_decision(
+    tiny_model_dir, tmp_path, own_registry
+):
     from srlib.audit.models import AuditInputError
     from srlib.detection import registry
 
-    saved = dict(registry.DETECTORS)
+    before = set(registry.DETECTORS)
     mine = tmp_path / "mine.py"
     mine.write_text("def beats(model, sample, variants):\n    return 1.0\n")
-    try:
-        with pytest.raises(AuditInputError, match="'gray'"):
-            audit([str(tiny_model_dir)], ["humaneval"], tmp_path / "a", limit=1, n=1,
-                  setting="gray", progress=False,
-                  detectors=[{"spec": f"{mine}:beats", "name": "gray"}])  # fmt: skip
-    finally:
-        registry.DETECTORS.clear()
-        registry.DETECTORS.update(saved)
+    with pytest.raises(AuditInputError, match="'gray'"):
+        audit([str(tiny_model_dir)], ["humaneval"], tmp_path / "a", limit=1, n=1,
+              setting="gray", progress=False,
+              detectors=[{"spec": f"{mine}:beats", "name": "gray"}])  # fmt: skip
+    assert set(registry.DETECTORS) == before  # refused: nothing left registered
 
 
 def test_a_changed_plug_in_option_rescores_in_the_same_folder(tiny_model_dir, tmp_path):
@@ -366,11 +329,8 @@ def test_a_changed_plug_in_option_rescores_in_the_same_folder(tiny_model_dir, tm
 
 
 def test_a_plug_in_left_out_by_the_setting_is_named_and_an_own_rule_has_no_chance_level(
-    tiny_model_dir, tmp_path, capsys
+    tiny_model_dir, tmp_path, capsys, own_registry
 ):
-    from srlib.detection import registry
-
-    saved = dict(registry.DETECTORS)
     mine = tmp_path / "mine.py"
     mine.write_text(
         "def shorter(model, sample):\n    return -float(len(sample.text))\n\n\n"
@@ -380,20 +340,14 @@ def test_a_plug_in_left_out_by_the_setting_is_named_and_an_own_rule_has_no_chanc
     args = ["audit", "--model", str(tiny_model_dir), "--benchmark", "humaneval", "--limit", "2",
             "--n", "2", "--setting", "gray", "--out", str(out),
             "--detector", f"{mine}:shorter"]  # fmt: skip
-    try:
-        assert main(args) == 0
-        printed = capsys.readouterr().out
-        assert "left out by --setting gray: shorter (black-box)" in printed
-        assert (
-            "Left out by the setting (gray): shorter (black-box)"
-            in (out / "report.html").read_text()
-        )
-        ruled = args[:-2] + ["--detector", f"{mine}:always"]  # a rule: gray-box
-        ruled[ruled.index("--out") + 1] = str(tmp_path / "ruled")
-        assert main(ruled) == 0
-    finally:
-        registry.DETECTORS.clear()
-        registry.DETECTORS.update(saved)
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "left out by --setting gray: shorter (black-box)" in printed
+    report = (out / "report.html").read_text()
+    assert "Left out by the setting (gray): shorter (black-box)" in report
+    ruled = args[:-2] + ["--detector", f"{mine}:always"]  # a rule: gray-box
+    ruled[ruled.index("--out") + 1] = str(tmp_path / "ruled")
+    assert main(ruled) == 0
     summary = pd.read_csv(tmp_path / "ruled" / "summary.csv").set_index("decision")
     assert summary.loc["always", "rate"] == 1.0 and np.isnan(summary.loc["always", "chance"])
     assert summary.loc["gray", "chance"] > 0  # SR's rank among variants keeps its own

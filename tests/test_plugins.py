@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from broken_plugins import BROKEN, RETURNED
+from broken_plugins import names as broken_names
 
 from srlib.detection import plugins, registry
 from srlib.models.base import TokenScores
@@ -366,46 +368,6 @@ def test_failures_are_said_by_detector_and_texts(scores):
     )
 
 
-BROKEN = """
-import math
-
-
-def score_raises(token_scores, text):
-    raise ValueError("broken")
-
-
-def score_nan(token_scores, text):
-    return math.nan
-
-
-def score_string(token_scores, text):
-    return "high"
-
-
-def score_none(token_scores, text):
-    return None
-
-
-def rule_raises(model, sample, variants):
-    raise ValueError("broken")
-
-
-def rule_nan(model, sample, variants):
-    return math.nan
-
-
-def rule_string(model, sample, variants):
-    return "yes"
-
-
-def rule_none(model, sample, variants):
-    return None
-"""
-
-RETURNED = {"raises": "raised ValueError", "nan": "returned NaN", "none": "returned None",
-            "string": "returned a str, not a number"}  # fmt: skip
-
-
 def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed_cache, tmp_path):
     import dataclasses
 
@@ -415,8 +377,7 @@ def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed
     tb, _ = quick_testbed_cache
     broken = tmp_path / "broken.py"
     broken.write_text(BROKEN)
-    names = [f"{kind}_{how}" for kind in ("score", "rule") for how in RETURNED]
-    found = plugins.load([f"{broken}:{name}" for name in names])
+    found = plugins.load([f"{broken}:{name}" for name in broken_names()])
     mine = dataclasses.replace(tb, plugins=tuple(found), memo={}, failures={})
     reps = {0: mine}
     claims = claim_table(reps)
