@@ -310,7 +310,9 @@ def test_an_audit_refuses_a_detector_named_like_a_built_in_decision(
     assert set(registry.DETECTORS) == before  # refused: nothing left registered
 
 
-def test_a_changed_plug_in_option_rescores_in_the_same_folder(tiny_model_dir, tmp_path):
+def test_a_changed_plug_in_option_rescores_in_the_same_folder(
+    tiny_model_dir, tmp_path, own_registry
+):
     from srlib.audit import audit
 
     mine = tmp_path / "mine.py"
