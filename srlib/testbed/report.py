@@ -227,8 +227,8 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     table = contrast_table(parts, preregistered() if contrasts is None else contrasts, **options)
     if first.plugins and contrasts is None:
         silent = undecided_plugins(parts, first.plugins)
-        deciding = [p for p in first.plugins if p.entry.name not in silent]
-        own = [contrast_table(parts, plugin_contrasts(deciding), **options)] if deciding else []
+        kept = [p for p in first.plugins if p.entry.name not in silent]
+        own = [contrast_table(parts, plugin_contrasts(kept), **options)] if kept else []
         failures = plugin_failures(reps)
         for p in first.plugins:
             if p.entry.name in silent:
