@@ -215,6 +215,26 @@ def test_study_resumes_to_the_same_tables_and_keeps_its_folds(prepared, tmp_path
     assert read_results(tmp_path / "a").equals(first)
 
 
+def test_the_forest_kept_from_the_search_is_the_one_a_refit_grows_dense_or_sparse(prepared):
+    from srlib.duplication.impact.classifiers import RandomForestDE
+
+    _, p = prepared
+    idx = fold_indices(p.folds, "mixed", 0)
+    train, val, test = idx["train"][:200], idx["val"][:60], idx["test"][:80]
+    options = dict(maxiter=1, popsize=1, max_trees=30, n_jobs=1)
+    dense = RandomForestDE(**options).fit(p.data, train, val)
+    assert isinstance(dense._features(p.data, test), np.ndarray)
+    as_sparse = RandomForestDE(dense_cells=0, **options).fit(p.data, train, val)
+    assert not isinstance(as_sparse._features(p.data, test), np.ndarray)
+    refit = RandomForestDE(params=dense.params, dense_cells=0, n_jobs=1).fit(p.data, train, val)
+    assert as_sparse.params == dense.params
+    for other in (as_sparse, refit):
+        np.testing.assert_array_equal(
+            other.forest.predict_proba(other._features(p.data, test)),
+            dense.forest.predict_proba(dense._features(p.data, test)),
+        )
+
+
 def test_forest_and_encoders_fit_and_predict(prepared, tmp_path):
     from srlib.duplication.impact.classifiers import RF_BOUNDS, RandomForestDE
     from srlib.duplication.impact.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP

@@ -52,7 +52,11 @@ class RandomForestDE:
     chosen by ``scipy.optimize.differential_evolution`` on validation F1. ``maxiter`` and
     ``popsize`` are the budget (fits = (maxiter + 1) · popsize · 5), and so are the upper
     bounds ``max_trees`` and ``max_share`` (a fit's cost grows with both); ``params`` skips
-    the search (e.g. to reuse the values found on another fold)."""
+    the search (e.g. to reuse the values found on another fold). The forest the search fitted
+    at its best parameters is the one kept (a refit on the same rows with the same seed is
+    the same forest), a parameter vector DE proposes twice is fitted once, and features of
+    at most ``dense_cells`` cells are fitted dense: scikit-learn grows the same trees from
+    dense and sparse input, the dense splitter faster (``bench/duplication_study.py``)."""
 
     maxiter: int = 2
     popsize: int = 2
@@ -62,11 +66,15 @@ class RandomForestDE:
     params: dict | None = None
     max_trees: int = RF_BOUNDS["n_estimators"][1]  # the search's upper bound on trees
     max_share: float = RF_BOUNDS["max_features"][1]  # its upper bound on features per split
+    dense_cells: int = 50_000_000  # features fitted dense up to this many cells (200 MB)
     name: str = "Random Forest"
 
     def _features(self, data: Dataset, rows: np.ndarray):
         text = self.vectorizer.transform([data.texts[i] for i in rows])
-        return sparse.hstack([text, sparse.csr_matrix(data.numeric[rows])]).tocsr()
+        features = sparse.hstack([text, sparse.csr_matrix(data.numeric[rows])]).tocsr()
+        if features.shape[0] * features.shape[1] <= self.dense_cells:
+            return features.toarray().astype(np.float32)  # the forest's own dtype
+        return features
 
     def _forest(self, params: dict) -> RandomForestClassifier:
         return RandomForestClassifier(
@@ -79,12 +87,20 @@ class RandomForestDE:
             analyzer="char_wb", ngram_range=(3, 5), max_features=self.max_tfidf, sublinear_tf=True
         ).fit([data.texts[i] for i in train])
         x_train, y_train = self._features(data, train), data.labels[train]
+        losses: dict[tuple, float] = {}  # by parameters: DE may propose one vector twice
+        best: dict[tuple, RandomForestClassifier] = {}  # the best forest so far, by parameters
         if self.params is None:
             x_val, y_val = self._features(data, val), data.labels[val]
 
             def loss(vector: np.ndarray) -> float:
-                forest = self._forest(_rf_params(vector)).fit(x_train, y_train)
-                return -f1_score(y_val, forest.predict(x_val), zero_division=0)
+                key = tuple(_rf_params(vector).items())
+                if key not in losses:
+                    forest = self._forest(dict(key)).fit(x_train, y_train)
+                    losses[key] = -f1_score(y_val, forest.predict(x_val), zero_division=0)
+                    if losses[key] <= min(losses.values()):
+                        best.clear()
+                        best[key] = forest
+                return losses[key]
 
             bounds = dict(
                 RF_BOUNDS,
@@ -101,7 +117,8 @@ class RandomForestDE:
                 integrality=[True, True, True, True, False],
             )
             self.params = _rf_params(found.x)
-        self.forest = self._forest(self.params).fit(x_train, y_train)
+        kept = best.get(tuple(self.params.items()))  # fitted on these rows with this seed
+        self.forest = kept or self._forest(self.params).fit(x_train, y_train)
         return self
 
     def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
