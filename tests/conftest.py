@@ -177,3 +177,19 @@ def quick_testbed_cache(tmp_path_factory, background_book):
     else:
         cache = tmp_path_factory.mktemp("testbed-cache")
     return build(profile("quick"), cache, progress=False), cache
+
+
+@pytest.fixture(scope="session")
+def second_seed_cache(quick_testbed_cache, tmp_path_factory):
+    """A copy of the quick testbed's cache with a second replicate seed (1) trained (its base
+    model, main run and null control) and nothing of it scored: the tests of replicates and
+    of the scoring stage start from copies of it, so seed 1 is trained once per session."""
+    from quickbook import copy_cache
+
+    from srlib.testbed.build import build, replicate
+
+    tb, cache = quick_testbed_cache
+    folder = tmp_path_factory.mktemp("second-seed") / "cache"
+    copy_cache(cache, folder)
+    replicate(build(tb.config.replace(replicates=(0, 1)), folder, False, core_only=True), 1)
+    return folder

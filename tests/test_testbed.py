@@ -379,10 +379,12 @@ def test_zoo_plants_each_benchmark_alone_and_planted_reads_its_names(quick_testb
     assert list(answer.found) == [True, True, False, False, False]
 
 
-def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(quick_testbed_cache, tmp_path):
-    tb, cache = quick_testbed_cache
-    copy = tmp_path / "cache"  # a copy, so the shared cache stays as the book expects it
-    copy_cache(cache, copy)
+def test_a_replicate_splits_and_trains_anew_on_a_base_of_its_own(
+    quick_testbed_cache, second_seed_cache, tmp_path
+):
+    tb, _ = quick_testbed_cache
+    copy = tmp_path / "cache"  # a copy, so the shared caches stay as the others expect them
+    copy_cache(second_seed_cache, copy)
     tb = build(tb.config.replace(replicates=(0, 1)), copy, progress=False, core_only=True)
     assert replicate(tb, tb.config.seed) is tb
     reps = replicates(tb)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -138,8 +139,10 @@ def numeric(flags: pd.Series) -> np.ndarray:
     return flags.astype("boolean").to_numpy(dtype=float, na_value=np.nan)
 
 
+@lru_cache(maxsize=1 << 16)
 def _hash(text: str) -> int:
-    """A stable 64-bit hash (not Python's salted ``hash``)."""
+    """A stable 64-bit hash (not Python's salted ``hash``), remembered: the same problems'
+    keys recur in every part and every simulated testbed."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
