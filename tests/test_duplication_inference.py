@@ -10,6 +10,7 @@ from srlib.duplication.impact import verdicts
 from srlib.duplication.impact.drops import (
     Pooled,
     against_reference,
+    duplicate_gain,
     family,
     mcc_table,
     net_differences,
@@ -72,16 +73,25 @@ def test_a_rule_that_learns_nothing_has_no_net_drop_where_duplicates_are_easier(
     rule = np.where(duplicated, _right(y, 0.95, rng), _right(y, 0.65, rng))  # learns nothing
     memory = np.where(duplicated, y, _right(y, 0.9, rng))  # Mixed: recalls what it trained on
     alone = _right(y, 0.65, rng)  # Unique: what it can do without
+    recall = _right(y, 0.65, rng)  # a pure memoriser: its twin's label, else as good as alone
+    every = np.arange(n)
     frames = [
-        _frame("shape rule", "mixed", np.arange(n), rule),
+        _frame("shape rule", "mixed", every, rule),
         _frame("shape rule", "unique", pool, rule[pool]),  # the same rule, the same flags
-        _frame("memoriser", "mixed", np.arange(n), memory),
+        _frame("shape rule", "file", every, rule),
+        _frame("memoriser", "mixed", every, memory),
         _frame("memoriser", "unique", pool, alone[pool]),
-        _frame("steady", "mixed", np.arange(n), rule),  # trained, yet no better in Mixed
+        _frame("memoriser", "file", every, alone),
+        _frame("steady", "mixed", every, rule),  # trained, yet no better in Mixed
         _frame("steady", "unique", pool, rule[pool]),
+        _frame("steady", "file", every, rule),
+        _frame("pure memoriser", "mixed", every, np.where(duplicated, y, recall)),
+        _frame("pure memoriser", "unique", pool, recall[pool]),  # no twin: the same guesses
+        _frame("pure memoriser", "file", every, recall),  # the twins held out with their file
     ]
     boot = ClusterBootstrap([f"r{i % 40}" for i in range(n)], None, n_boot=400, seed=0)
-    steps = step_table(Pooled(pd.concat(frames), y, boot), [("mixed", "unique")])
+    pooled = Pooled(pd.concat(frames), y, boot)
+    steps = step_table(pooled, [("mixed", "unique")])
     rule_row = steps.loc[("shape rule", "mixed → unique")]
     assert rule_row["study's drop low"] > 0.1  # the study's reading: a drop, all composition
     assert rule_row["net drop"] == rule_row["net drop low"] == rule_row["net drop high"] == 0
@@ -89,11 +99,46 @@ def test_a_rule_that_learns_nothing_has_no_net_drop_where_duplicates_are_easier(
     memoriser = steps.loc[("memoriser", "mixed → unique")]
     assert memoriser["beyond low"] > 0.3 and memoriser.p < 0.01
     assert steps.loc[("steady", "mixed → unique"), "p"] == 1.0  # beyond the rule: exactly 0
-    size = family(steps)
-    assert size == 2 and np.isnan(rule_row.p)  # references are reported, never tested
-    said = verdicts.memorisation(steps)
-    assert said[0].startswith("memoriser, mixed → unique") and ": a drop beyond" in said[0]
-    assert "no evidence of memorisation beyond composition" in said[1]
+    pure = steps.loc[("pure memoriser", "mixed → unique")]
+    assert pure["net drop"] == 0 and pure.p == 1.0  # the net drop cannot see it ...
+    gain = duplicate_gain(pooled)
+    assert gain.loc["pure memoriser", "low"] > 0.3 and gain.loc["pure memoriser", "p"] < 0.01
+    assert (gain.candidates == 600).all()  # ... the duplicated candidates themselves can
+    assert gain.loc["steady", "gain"] == 0 and gain.loc["steady", "p"] == 1.0
+    assert "shape rule" not in gain.index  # a rule that learns nothing: zero by construction
+    size = family(steps, gain)
+    assert size == 6 and np.isnan(rule_row.p)  # references are reported, never tested
+    models = ["memoriser", "steady", "pure memoriser"]
+    said = dict(zip(models, verdicts.memorisation(steps, gain), strict=True))
+    assert said["pure memoriser"].startswith("pure memoriser, mixed → unique")
+    assert "than without them: memorisation (family-wise" in said["pure memoriser"]
+    assert "the net drop: no evidence of a difference" in said["pure memoriser"]
+    assert ": no evidence of memorisation (family-wise, Holm, p = 1)" in said["steady"]
+    unseen = step_table(pooled, [("mixed", "file")])  # the same step on every candidate
+    assert unseen.loc[("pure memoriser", "mixed → file"), "net drop"] > 0
+
+
+@pytest.mark.parametrize("where", ["generated", "vendored"])
+def test_a_nearest_neighbour_memoriser_is_found_memorising(where, background_job, tmp_path):
+    """The positive control on real folds: a 1-nearest-neighbour memoriser (the label of the
+    closest training context) trained and tested as the study trains its detectors, on the
+    offline corpus and on every vendored CredData candidate (that one computed beside the
+    suite: ``wholebench.vendored_memoriser``); the shape rule, which learns nothing, is the
+    reference whose net drop is zero."""
+    from wholebench import memoriser_study
+
+    from srlib.duplication.data.corpus import CorpusConfig, make_corpus
+
+    if where == "vendored":
+        found = background_job("vendored_memoriser")
+    else:
+        records = make_corpus(CorpusConfig(size=600, scanned_files=20, seed=2))
+        found = memoriser_study(records, str(tmp_path))
+    value, low, _ = found["gain"]
+    assert found["family-wise"] == "yes" and low > 0, found
+    assert found["family"] == 6  # two net drops, its gain, and it against the rule thrice
+    assert found["rule net drop"] == 0
+    assert "than without them: memorisation (family-wise" in found["said"][0]
 
 
 def test_the_family_is_every_test_the_verdicts_read_and_holm_adjusts_it():
@@ -135,7 +180,7 @@ def _steps(rows: dict) -> pd.DataFrame:
         row = {"model": model, "step": step, "from": 0.8, "to": 0.8 - value}
         for name in ("net drop", "study's drop", "composition"):
             row |= {name: value, f"{name} low": low, f"{name} high": high}
-        row |= {"beyond low": low, "beyond high": high, "family-wise": fw}
+        row |= {"beyond low": low, "beyond high": high, "family-wise": fw, "p (Holm)": 0.01}
         out.append(row)
     return pd.DataFrame(out).set_index(["model", "step"])
 
@@ -151,11 +196,16 @@ def test_the_landing_sentence_and_the_closing_paragraph_follow_the_family():
         }
     )
     headline = verdicts.headline(steps)
-    assert "RF +0.25 [+0.10, +0.40]; LSTM +0.20 [-0.10, +0.50] MCC" in headline
+    assert "RF +0.25 [+0.10, +0.40] (p (Holm) = 0.01); LSTM +0.20 [-0.10, +0.50]" in headline
     assert headline.endswith("family-wise an overstatement for 1 of 2 (RF).")
-    closing = verdicts.closing(steps, family_size=7)
-    assert closing.startswith("Of 2 trained detectors, 1 (LSTM) lose MCC from Mixed to Unique")
-    assert "1 of 2 (RF) score lower" in closing and "one of 7 tests" in closing
+    gain = pd.DataFrame(
+        {"gain": [0.2, 0.0], "low": [0.1, -0.1], "high": [0.3, 0.1], "family-wise": ["yes", ""]},
+        index=pd.Index(["RF", "LSTM"], name="model"),
+    )
+    closing = verdicts.closing(steps, gain, family_size=7)
+    assert closing.startswith("Of 2 trained detectors, 1 (RF) score the candidates with a")
+    assert "and 1 (LSTM) score lower on the unique pool" in closing
+    assert "1 of 2 trained detectors (RF) score lower" in closing and "one of 7 tests" in closing
     none = _steps({("RF", "mixed → repository"): (0.1, -0.1, 0.3, "")})
     assert verdicts.headline(none).endswith(
         "no evidence of an overstatement for any of the 1, family-wise."

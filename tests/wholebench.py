@@ -1,5 +1,6 @@
 """Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP and
-HumanEval rename variant checked byte for byte. Each returns a small JSON-able result that
+HumanEval rename variant checked byte for byte, the memorisation test's positive control on
+every vendored CredData candidate. Each returns a small JSON-able result that
 its test asserts on. With the quick book building beside the suite (``quickbook.py``), that
 process computes those in ``JOBS`` on its own core while the suite's other tests run, and
 the tests read its answers; any other, or a test run alone, computes its check itself
@@ -10,7 +11,8 @@ from __future__ import annotations
 import ast
 import warnings
 
-JOBS = ("mbpp_rename_problems", "humaneval_rename_problems")  # the quick book's process takes
+JOBS = ("mbpp_rename_problems", "humaneval_rename_problems", "vendored_memoriser")  # the quick
+# book's process takes
 # these; mbpp_canonical_failures runs in the tests' own process (the halves about even)
 
 
@@ -64,3 +66,38 @@ def mbpp_rename_problems() -> dict:
 def humaneval_rename_problems() -> dict:
     """``rename_problems`` of HumanEval (164 samples)."""
     return rename_problems("humaneval")
+
+
+def memoriser_study(records: list, folder: str) -> dict:
+    """The shape rule and a 1-nearest-neighbour memoriser through the study (quick folds,
+    Mixed, Unique and File, the book's feature count) on ``records``, analysed: the
+    memoriser's memorisation test (``drops.duplicate_gain``) and what the verdicts say."""
+    from srlib.duplication.impact.analysis import analyse
+    from srlib.duplication.impact.study import PROFILES, prepare, run_study
+
+    config = PROFILES["quick"].replace(
+        models=("shape rule", "nearest neighbour"),
+        scenarios=("mixed", "unique", "file"),
+        rf_max_tfidf=1000,  # the book's cpu profile's features
+    )
+    prepared = prepare(records, config)
+    run_study(prepared.data, prepared.folds, config, folder, progress=False)
+    found = analyse(prepared, folder, n_boot=200)
+    gain = found.gain.loc["nearest neighbour"]
+    return {
+        "gain": [float(gain.gain), float(gain.low), float(gain.high)],
+        "family-wise": str(gain["family-wise"]),
+        "family": found.family_size,
+        "rule net drop": float(found.steps.loc[("shape rule", "mixed → unique"), "net drop"]),
+        "said": found.sentences()["memorisation"],
+    }
+
+
+def vendored_memoriser() -> dict:
+    """``memoriser_study`` on every vendored CredData candidate."""
+    import tempfile
+
+    from srlib.duplication.data.sources import load_source
+
+    with tempfile.TemporaryDirectory() as folder:
+        return memoriser_study(load_source("creddata", "records", None, 0, 0, 0), folder)

@@ -159,9 +159,9 @@ def _dedup_evaluate(args: argparse.Namespace) -> int:
     if args.encoder:
         changes["encoder"] = args.encoder
     config = study.PROFILES[args.profile].replace(**changes)
-    unknown = set(config.models) - set(study.MODELS)
+    unknown = set(config.models) - set(study.KNOWN)
     if unknown:
-        raise SrlibError(f"unknown model(s) {sorted(unknown)}; choose from {study.MODELS}")
+        raise SrlibError(f"unknown model(s) {sorted(unknown)}; choose from {study.KNOWN}")
     records = _records(args)
     try:
         prepared = study.prepare(records, config, args.window, args.method, progress=True)

@@ -13,6 +13,7 @@ from srlib.duplication.impact import published, verdicts
 from srlib.duplication.impact.drops import (
     Pooled,
     against_reference,
+    duplicate_gain,
     family,
     fold_predictions,
     interval_widths,
@@ -28,11 +29,13 @@ from srlib.stats.resample import LEVELS, ClusterBootstrap
 @dataclass
 class Analysis:
     """The tables of one study run: MCC per model and scenario, the steps (study's drop,
-    composition, net drop), each model against the shape rule, Random Forest's net drop
-    against the others', and how wide each resampling level makes one interval."""
+    composition, net drop), the memorisation test (each model's gain on the duplicated
+    candidates beyond the shape rule's), each model against the shape rule, Random Forest's
+    net drop against the others', and how wide each resampling level makes one interval."""
 
     mcc: pd.DataFrame
     steps: pd.DataFrame
+    gain: pd.DataFrame
     beside_rule: pd.DataFrame
     rf_net: pd.DataFrame
     widths: pd.DataFrame
@@ -43,6 +46,7 @@ class Analysis:
         tables = {
             "mcc": self.mcc,
             "steps": self.steps,
+            "duplicate-gain": self.gain,
             "against-shape-rule": self.beside_rule,
             "random-forest-net-drop": self.rf_net,
             "interval-widths": self.widths,
@@ -57,13 +61,13 @@ class Analysis:
         """Every verdict the chapter states, by topic."""
         paper = published.paper_reference()
         return {
-            "memorisation": verdicts.memorisation(self.steps),
+            "memorisation": verdicts.memorisation(self.steps, self.gain),
             "ordering": verdicts.ordering(self.steps),
             "grouped splits": verdicts.inflation(self.steps),
             "against the study": verdicts.against_study(self.steps, paper),
             "largest drop": [verdicts.largest_drop(self.rf_net)],
             "against the shape rule": verdicts.against_references(self.beside_rule),
-            "in sum": [verdicts.closing(self.steps, self.family_size)],
+            "in sum": [verdicts.closing(self.steps, self.gain, self.family_size)],
         }
 
 
@@ -85,19 +89,20 @@ def analyse(
 
     pooled = pooled_at(level)
     steps = step_table(pooled)
+    gain = duplicate_gain(pooled)
     beside_rule = against_reference(pooled)
     rf_net = (
         net_differences(pooled, "Random Forest")
         if pooled.has("Random Forest", "mixed", "unique")
         else pd.DataFrame({"low": [], "high": [], "p": []})
     )
-    size = family(steps, beside_rule, rf_net)
+    size = family(steps, gain, beside_rule, rf_net)
     widths = pd.DataFrame()
     if "shape rule" in pooled.models:  # the other levels' bootstraps only where they are read
         scenario = "mixed" if "mixed" in pooled.tested else next(iter(pooled.tested))
         levels = {at: pooled if at == level else pooled_at(at) for at in LEVELS}
         widths = interval_widths(levels, "shape rule", scenario)
-    return Analysis(mcc_table(pooled), steps, beside_rule, rf_net, widths, size)
+    return Analysis(mcc_table(pooled), steps, gain, beside_rule, rf_net, widths, size)
 
 
 NET = ("mixed → unique", "mixed → repository")

@@ -12,6 +12,16 @@ the test candidates' duplicates, files or repositories was worth. A rule that le
 predicts the same in every scenario, so its net drop is zero by construction and its study's
 drop is pure composition.
 
+Composition is not the model's alone, though: the candidates Mixed tests beyond the pool are
+those with a duplicate, and a model that memorised its training data scores them through
+their twins in its training fold, while the pool's candidates have no twin anywhere; so a
+memoriser's gain lands in composition and its net drop over Mixed → Unique is about zero
+(``tests/test_duplication_inference.py``: a 1-nearest-neighbour memoriser). The memorisation
+test (``duplicate_gain``) reads the duplicated candidates themselves: the same model trained
+beside their files (Mixed: their twins, which mostly share a file, in training) against
+trained without them (File), on the same candidates — zero for a rule that learns nothing,
+clearly positive for the memoriser on generated and on the vendored data.
+
 Every interval comes from one ``stats.resample.ClusterBootstrap`` (repositories, then files within
 them): the same weights serve every model, scenario and candidate set, so every difference is
 paired, and each test's p-value is the two-sided bootstrap p (``stats.significance.
@@ -28,6 +38,7 @@ import pandas as pd
 
 from srlib.stats.resample import ClusterBootstrap
 from srlib.stats.significance import bootstrap_p, holm
+from srlib.store import digest
 
 STEPS = (
     ("mixed", "near-duplicate"),
@@ -98,12 +109,17 @@ class Pooled:
     def mcc(self, model: str, scenario: str, on: str | None = None) -> tuple[float, np.ndarray]:
         """``model``'s MCC in ``scenario`` on the candidates scenario ``on`` tested (default:
         its own), and its resampled values."""
-        key = (model, scenario, on or scenario)
+        if (self.flags[model, scenario][self.tested[on or scenario]] < 0).any():
+            raise ValueError(f"{scenario!r} did not test every candidate {on!r} tested")
+        return self.mcc_on(model, scenario, self.tested[on or scenario])
+
+    def mcc_on(self, model: str, scenario: str, rows: np.ndarray) -> tuple[float, np.ndarray]:
+        """``model``'s MCC in ``scenario`` on the candidates ``rows`` (each tested there)."""
+        key = (model, scenario, digest(rows.tobytes()))
         if key not in self._cache:
-            rows = self.tested[on or scenario]
             f = self.flags[model, scenario][rows]
             if (f < 0).any():
-                raise ValueError(f"{scenario!r} did not test every candidate {on!r} tested")
+                raise ValueError(f"{scenario!r} did not test every candidate asked for")
             self._cache[key] = self.boot.metric(self.y[rows], f.astype(bool), rows)
         return self._cache[key]
 
@@ -180,6 +196,37 @@ def step_table(
             row["p"] = bootstrap_p(beyond) if model not in REFERENCES else np.nan
             rows.append(row)
     return _indexed(rows, ["model", "step"])
+
+
+def duplicate_gain(
+    pooled: Pooled,
+    grouped: tuple[str, str] = ("mixed", "file"),
+    pool: str = "unique",
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """The memorisation test, per trained model: on the candidates with a duplicate (those the
+    start scenario tests and ``pool`` does not), its MCC trained beside their files — and so
+    beside their twins, which mostly share a file — minus its MCC trained without them
+    (``grouped``: the file-grouped split), paired, with its interval and p (one of the
+    family's). A rule that learns nothing predicts the same either way: exactly zero."""
+    start, end = grouped
+    rows = []
+    if not {start, end, pool} <= set(pooled.tested):
+        return _indexed(rows, ["model"])
+    duplicated = np.setdiff1d(pooled.tested[start], pooled.tested[pool])
+    if duplicated.size == 0 or np.setdiff1d(duplicated, pooled.tested[end]).size:
+        return _indexed(rows, ["model"])
+    for model in pooled.models:
+        if model in REFERENCES or not pooled.has(model, start, end):
+            continue
+        a, a_boot = pooled.mcc_on(model, start, duplicated)
+        b, b_boot = pooled.mcc_on(model, end, duplicated)
+        lo, hi = _interval(a_boot - b_boot, level)
+        rows.append(
+            {"model": model, "candidates": duplicated.size, start: a, end: b, "gain": a - b}
+            | {"low": lo, "high": hi, "p": bootstrap_p(a_boot - b_boot)}
+        )
+    return _indexed(rows, ["model"])
 
 
 def _net(pooled: Pooled, model: str, start: str, end: str) -> tuple[float, np.ndarray]:

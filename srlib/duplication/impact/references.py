@@ -77,3 +77,35 @@ class ContextOnly:
     def predict(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
         """True secret or not, per row."""
         return self.model.predict(self.vectorizer.transform(self._texts(data, rows))).astype(bool)
+
+
+@dataclass
+class NearestNeighbour:
+    """A pure memoriser, the memorisation test's positive control: each candidate gets the
+    label of the training candidate whose masked context (shape token kept) is closest in
+    cosine similarity of TF-IDF character 3–5-grams (ties: the first). It recalls, and does
+    nothing else; not one of the study's detectors (``models=(..., "nearest neighbour")``)."""
+
+    max_tfidf: int = 4000
+    name: str = "nearest neighbour"
+
+    def fit(self, data: Dataset, train: np.ndarray, val: np.ndarray) -> NearestNeighbour:
+        """Remember the training rows (validation unused)."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer = TfidfVectorizer(
+            analyzer="char_wb", ngram_range=(3, 5), max_features=self.max_tfidf, sublinear_tf=True
+        )
+        self.memory = self.vectorizer.fit_transform([data.texts[i] for i in train])
+        self.labels = data.labels[train].astype(bool)
+        return self
+
+    def predict(self, data: Dataset, rows: np.ndarray, chunk: int = 512) -> np.ndarray:
+        """The nearest training candidate's label, per row (``chunk`` rows at a time)."""
+        x = self.vectorizer.transform([data.texts[i] for i in rows])
+        memory = self.memory.T.toarray()  # rows are L2-normalised: dot products are cosines
+        nearest = [
+            (x[at : at + chunk].toarray() @ memory).argmax(axis=1)
+            for at in range(0, x.shape[0], chunk)
+        ]
+        return self.labels[np.concatenate(nearest)] if nearest else np.zeros(0, dtype=bool)

@@ -28,7 +28,12 @@ from srlib.duplication.impact.budget import budget_table, equal_steps, largest_t
 from srlib.duplication.impact.classifiers import LSTMDetector, RandomForestDE
 from srlib.duplication.impact.encoders import EmbeddingCache, FineTunedEncoder, FrozenEncoderMLP
 from srlib.duplication.impact.features import Dataset, dataset
-from srlib.duplication.impact.references import ContextOnly, FlagEverything, ShapeRule
+from srlib.duplication.impact.references import (
+    ContextOnly,
+    FlagEverything,
+    NearestNeighbour,
+    ShapeRule,
+)
 from srlib.duplication.impact.scenarios import SCENARIOS, fold_indices, make_folds
 from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest, write_json
 
@@ -44,6 +49,9 @@ MODELS = (
 """The detector families, after the three references every model must beat: flag every
 candidate, a fixed rule on the candidate's shape that learns nothing, and a linear model of
 the context alone (``references``)."""
+CONTROLS = ("nearest neighbour",)
+"""Detectors run only on request: a pure memoriser, the memorisation test's positive control."""
+KNOWN = (*MODELS, *CONTROLS)
 METRICS = ("precision", "recall", "f1", "mcc")
 
 
@@ -189,6 +197,8 @@ def make_detector(name: str, config: StudyConfig, cache_dir: Path):
         return ShapeRule()
     if name == "context only":
         return ContextOnly(max_tfidf=config.rf_max_tfidf, seed=seed)
+    if name == "nearest neighbour":
+        return NearestNeighbour(max_tfidf=config.rf_max_tfidf)
     if name == "Random Forest":
         return RandomForestDE(
             config.rf_maxiter,
@@ -212,7 +222,7 @@ def make_detector(name: str, config: StudyConfig, cache_dir: Path):
             max_val=config.finetune_max_val,
             seed=seed,
         )
-    raise ValueError(f"unknown detector {name!r}; choose from {MODELS}")
+    raise ValueError(f"unknown detector {name!r}; choose from {KNOWN}")
 
 
 def study_artifact(data: Dataset, folds: pd.DataFrame, config: StudyConfig) -> Artifact:

@@ -20,6 +20,7 @@ STUDY_NAMES = {
 }
 """Each family here → its counterpart in the study's tables."""
 FAMILY = "family-wise, Holm"
+DESCRIPTIVE = "descriptive: 95% intervals, not tests of the family"
 STUDY = "study's drop"
 """The drop as the study reads it: start on its candidates − end on its own."""
 
@@ -44,31 +45,48 @@ def _row(table: pd.DataFrame, model: str, step: str) -> pd.Series | None:
     return table.loc[(model, step)] if (model, step) in table.index else None
 
 
-def memorisation(steps: pd.DataFrame, step: str = "mixed → unique") -> list[str]:
+def memorisation(
+    steps: pd.DataFrame, gain: pd.DataFrame, step: str = "mixed → unique"
+) -> list[str]:
     """Per trained model: the study's drop over ``step`` split into composition and the net
-    drop, and whether the net drop exceeds the no-training reference's (zero) family-wise."""
-    ref = _row(steps, "shape rule", step)
-    said = {
-        "better": "a drop beyond the no-training reference's: memorisation",
-        "worse": "a rise beyond the no-training reference's",
-        "no evidence": "no evidence of memorisation beyond composition",
+    drop; the memorisation test (``drops.duplicate_gain``: on the candidates with a
+    duplicate, trained beside their files against without them) and the net drop on the
+    pool, each judged family-wise."""
+    said_gain = {
+        "better": "memorisation",
+        "worse": "it scores them better without them",
+        "no evidence": "no evidence of memorisation",
+    }
+    said_net = {
+        "better": "trained with the duplicates it scores higher there",
+        "worse": "trained with the duplicates it scores lower there",
+        "no evidence": "no evidence of a difference",
     }
     out = []
     for (model, name), r in _trained(steps).iterrows():
         if name != step:
             continue
         text = (
-            f"{model}, {step}: the study's drop {_ci(*_three(r, STUDY))} "
-            f"MCC = composition {_ci(*_three(r, 'composition'))} + net drop "
-            f"{_ci(*_three(r, 'net drop'))}"
+            f"{model}, {step}: the study's drop {_ci(*_three(r, STUDY))} MCC = composition "
+            f"{_ci(*_three(r, 'composition'))} + net drop {_ci(*_three(r, 'net drop'))}"
         )
-        if ref is not None:
+        if model in gain.index:
+            g = gain.loc[model]
             text += (
-                f" (the shape rule, which learns nothing: study's drop "
-                f"{ref[STUDY]:+.2f}, all of it composition)"
+                f". On its {g.candidates:,} candidates with a duplicate it scores "
+                f"{_ci(g.gain, g.low, g.high)} MCC more trained beside their files (and twins) "
+                f"than without them: {said_gain[_side(g, 'low', 'high')]} ({_holm(g)})"
             )
-        out.append(f"{text}: {said[_side(r, 'beyond low', 'beyond high')]} ({FAMILY}).")
+        out.append(
+            f"{text}. On the pool, whose candidates have no duplicate, the net drop: "
+            f"{said_net[_side(r, 'beyond low', 'beyond high')]} ({_holm(r)})."
+        )
     return out
+
+
+def _holm(row: pd.Series) -> str:
+    """The family-wise p a verdict reads, said beside it."""
+    return f"{FAMILY}, p = {row['p (Holm)']:.3g}"
 
 
 def _three(row: pd.Series, name: str) -> tuple[float, float, float]:
@@ -95,8 +113,8 @@ def ordering(steps: pd.DataFrame) -> list[str]:
             verdict = "no evidence for the full ordering net of composition"
         text = (
             f"{model}: net drops Mixed → Near {_ci(*_three(one, 'net drop'))} and Near → Unique "
-            f"{_ci(*_three(two, 'net drop'))}: {verdict} ({FAMILY}); as the study reads it, "
-            f"{_raw(one, two)}"
+            f"{_ci(*_three(two, 'net drop'))}: {verdict} ({FAMILY}); as the study reads it "
+            f"({DESCRIPTIVE}), {_raw(one, two)}"
         )
         if all(r is not None for r in ref):
             text += f", and for the shape rule, which learns nothing, {_raw(*ref)}"
@@ -137,7 +155,7 @@ def headline(steps: pd.DataFrame, step: str = "mixed → repository") -> str:
     rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
     if not rows:
         return f"The duplication study has no trained detector with a {step} step in this run."
-    parts = [f"{m} {_ci(*_three(r, 'net drop'))}" for m, r in rows]
+    parts = [f"{m} {_ci(*_three(r, 'net drop'))} (p (Holm) = {r['p (Holm)']:.3g})" for m, r in rows]
     over = [m for m, r in rows if _side(r, "beyond low", "beyond high") == "better"]
     judged = (
         f"family-wise an overstatement for {len(over)} of {len(rows)} ({', '.join(over)})"
@@ -178,7 +196,8 @@ def against_study(steps: pd.DataFrame, paper: pd.DataFrame, step: str = "mixed �
         )
         out.append(
             f"{model}: relative MCC drop Mixed → Unique as the study measures it (composition "
-            f"included) {here}; the study's {study_name}: {theirs:.0%}, {verdict}."
+            f"included) {here}; the study's {study_name}: {theirs:.0%}, {verdict} "
+            f"({DESCRIPTIVE})."
         )
     return out
 
@@ -220,9 +239,10 @@ def against_references(table: pd.DataFrame, reference: str = "shape rule") -> li
     return out
 
 
-def closing(steps: pd.DataFrame, family_size: int) -> str:
-    """The chapter's closing paragraph: how much of the study's drop is memorisation and how
-    much composition, and what a grouped split changes, counted from the family-wise tests."""
+def closing(steps: pd.DataFrame, gain: pd.DataFrame, family_size: int) -> str:
+    """The chapter's closing paragraph, counted from the family-wise tests: which trained
+    detectors memorise (``drops.duplicate_gain``), which show a net drop on the unique pool,
+    and which score lower on unseen repositories than a random split says."""
 
     def judged(step: str) -> tuple[list[str], list[str]]:
         rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
@@ -230,42 +250,41 @@ def closing(steps: pd.DataFrame, family_size: int) -> str:
             m for m, r in rows if _side(r, "beyond low", "beyond high") == "better"
         ]
 
-    models, memorised = judged("mixed → unique")
+    models, net = judged("mixed → unique")
     grouped, repo = judged("mixed → repository")
+    tail = (
+        f"Each finding is one of {family_size} tests read family-wise (Holm), with intervals "
+        "that resample repositories and the files within them."
+    )
+    unseen = (
+        f"Against unseen repositories, {len(repo)} of {len(grouped)} trained detectors "
+        f"({', '.join(repo) or 'none'}) score lower than a random split says, on the same "
+        "candidates"
+    )
     if not models and grouped:  # only the repository scenario beside Mixed ran
         return (
-            f"Against unseen repositories, {len(repo)} of {len(grouped)} trained detectors "
-            f"({', '.join(repo) or 'none'}) score lower than a random split says, on the same "
-            f"candidates (Mixed and Unique were not both run, so nothing is said of "
-            f"memorisation). Each finding is one of {family_size} tests read family-wise "
-            "(Holm), with intervals that resample repositories and the files within them."
+            f"{unseen} (Mixed and Unique were not both run, so nothing is said of "
+            f"memorisation). {tail}"
         )
     if not models:
         return "This run has no trained detector with Mixed and Unique results to judge."
-    shape = _row(steps, "shape rule", "mixed → unique")
-    text = [
+    memorised = [m for m, g in gain.iterrows() if _side(g, "low", "high") == "better"]
+    text = (
         f"Of {len(models)} trained detectors, {len(memorised)} "
-        f"({', '.join(memorised) or 'none'}) lose MCC from Mixed to Unique beyond what a rule "
-        "that learns nothing loses"
-    ]
-    if shape is not None:
-        pool = {
-            "better": "the unique pool is harder for it",
-            "worse": "the unique pool is easier for it",
-        }.get(
-            direction(shape[f"{STUDY} low"], shape[f"{STUDY} high"]), "not shown to differ from 0"
-        )
-        text.append(
-            f"; that rule's own drop as the study reads it, {_ci(*_three(shape, STUDY))}, is "
-            f"composition alone ({pool})"
-        )
-    text.append(
-        f". Against unseen repositories, {len(repo)} of {len(models)} "
-        f"({', '.join(repo) or 'none'}) score lower than a random split says, on the same "
-        f"candidates. Each finding is one of {family_size} tests read family-wise (Holm), "
-        "with intervals that resample repositories and the files within them."
+        f"({', '.join(memorised) or 'none'}) score the candidates with a duplicate better "
+        f"trained beside their files and twins than without them (memorisation), and {len(net)} "
+        f"({', '.join(net) or 'none'}) score lower on the unique pool trained without the "
+        "duplicates than with them (a net drop)"
     )
-    return "".join(text)
+    shape = _row(steps, "shape rule", "mixed → unique")
+    if shape is not None:
+        text += (
+            f"; the rule's own drop as the study reads it, {_ci(*_three(shape, STUDY))}, is "
+            f"composition alone ({DESCRIPTIVE})"
+        )
+    if grouped:
+        text += f". {unseen}"
+    return f"{text}. {tail}"
 
 
 def mcc_wide(table: pd.DataFrame, order: tuple[str, ...]) -> pd.DataFrame:
