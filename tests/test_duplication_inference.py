@@ -111,7 +111,7 @@ def test_a_rule_that_learns_nothing_has_no_net_drop_where_duplicates_are_easier(
     models = ["memoriser", "steady", "pure memoriser"]
     said = dict(zip(models, verdicts.memorisation(steps, gain), strict=True))
     assert said["pure memoriser"].startswith("pure memoriser, mixed → unique")
-    assert "than without them: memorisation (family-wise" in said["pure memoriser"]
+    assert "MCC: memorisation (family-wise" in said["pure memoriser"]
     assert "the net drop: no evidence of a difference" in said["pure memoriser"]
     assert ": no evidence of memorisation (family-wise, Holm, p = 1)" in said["steady"]
     unseen = step_table(pooled, [("mixed", "file")])  # the same step on every candidate
@@ -138,7 +138,7 @@ def test_a_nearest_neighbour_memoriser_is_found_memorising(where, background_job
     assert found["family-wise"] == "yes" and low > 0, found
     assert found["family"] == 6  # two net drops, its gain, and it against the rule thrice
     assert found["rule net drop"] == 0
-    assert "than without them: memorisation (family-wise" in found["said"][0]
+    assert "MCC: memorisation (family-wise" in found["said"][0]
 
 
 def test_the_family_is_every_test_the_verdicts_read_and_holm_adjusts_it():

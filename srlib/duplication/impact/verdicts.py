@@ -73,9 +73,9 @@ def memorisation(
         if model in gain.index:
             g = gain.loc[model]
             text += (
-                f". On its {g.candidates:,} candidates with a duplicate it scores "
-                f"{_ci(g.gain, g.low, g.high)} MCC more trained beside their files (and twins) "
-                f"than without them: {said_gain[_side(g, 'low', 'high')]} ({_holm(g)})"
+                f". On its {g.candidates:,} candidates with a duplicate, trained beside their "
+                f"files (and twins) minus trained without them: {_ci(g.gain, g.low, g.high)} "
+                f"MCC: {said_gain[_side(g, 'low', 'high')]} ({_holm(g)})"
             )
         out.append(
             f"{text}. On the pool, whose candidates have no duplicate, the net drop: "
