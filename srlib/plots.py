@@ -281,6 +281,23 @@ def mcc_by_scenario(mcc: pd.DataFrame, order: Sequence[str]) -> plt.Figure:
     return fig
 
 
+def mcc_by_training_repositories(curve: pd.DataFrame) -> plt.Figure:
+    """The duplication study's learning curve: each detector's pooled MCC on unseen
+    repositories against the number of repositories it trained on, with its 95% interval
+    resampling repositories and files (``curve.curve_table``)."""
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for model, rows in curve.reset_index().groupby("model", sort=False):
+        ax.plot(rows.repositories, rows.mcc, "o-", label=model, markersize=4)
+        ax.fill_between(rows.repositories, rows.low, rows.high, alpha=0.15)
+    ax.set(
+        xlabel="training repositories (nested subsets per fold)", ylabel="MCC, unseen repositories"
+    )
+    ax.axhline(0, color="gray", linewidth=0.8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def audit_heatmap(summary: pd.DataFrame) -> plt.Figure:
     """Models × benchmarks, one panel per decision: the flag rate's excess over its empirical
     null (over the nominal chance level where the audit has no null), each cell annotated

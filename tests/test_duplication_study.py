@@ -393,3 +393,30 @@ def test_the_cli_says_the_repository_verdict_when_only_mixed_and_repository_ran(
     lines = out.splitlines()
     headers = [i for i, line in enumerate(lines) if line.endswith(":") and not line[:1].isspace()]
     assert all(i + 1 < len(lines) and lines[i + 1].startswith("  ") for i in headers)  # no empty
+
+
+def test_the_learning_curves_whole_set_is_the_repository_scenarios_own_fold(prepared, tmp_path):
+    from srlib.duplication.impact.curve import learning_curve, run_curve, tuned_params
+    from srlib.duplication.impact.drops import fold_predictions
+    from srlib.duplication.impact.study import make_detector
+
+    _, p = prepared
+    models = ("shape rule", "context only", "Random Forest")
+    config = PROFILES["quick"].replace(models=models, scenarios=("repository",))
+    run_study(p.data, p.folds, config, tmp_path / "run", progress=False)
+    table = learning_curve(p, config, tmp_path / "run", [2, 4], n_boot=50)
+    assert list(dict.fromkeys(table.index.get_level_values("model"))) == list(models)
+    rule = table.loc["shape rule"]
+    assert (rule.mcc == rule.mcc.iloc[0]).all() and (rule.step.dropna() == 0).all()  # fixed
+    assert len(tuned_params(tmp_path / "run")) == config.k  # the forest's, per fold
+    again = run_curve(
+        p.data, p.folds, p.repos, [None], ["Random Forest"],
+        lambda name: make_detector(name, config, tmp_path), tmp_path / "refit",
+        tuned=tuned_params(tmp_path / "run"), progress=False,
+    )  # fmt: skip
+    ran = fold_predictions(tmp_path / "run")
+    ran = ran[(ran.model == "Random Forest") & (ran.scenario == "repository")]
+    pd.testing.assert_series_equal(
+        again.sort_values("sample").predicted.reset_index(drop=True),
+        ran.sort_values("sample").predicted.reset_index(drop=True),
+    )  # refitted on the same rows with the parameters its search found: the same predictions

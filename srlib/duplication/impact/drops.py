@@ -128,7 +128,7 @@ class Pooled:
         return all((model, s) in self.flags for s in scenarios)
 
 
-def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]:
     """The percentile interval; NaN where any resample is undefined."""
     if np.isnan(values).any():
         return float("nan"), float("nan")
@@ -142,7 +142,7 @@ def mcc_table(pooled: Pooled, level: float = 0.95) -> pd.DataFrame:
     rows = []
     for (model, scenario), _ in pooled.flags.items():
         value, boots = pooled.mcc(model, scenario)
-        lo, hi = _interval(boots, level)
+        lo, hi = percentile_interval(boots, level)
         rows.append(
             {"model": model, "scenario": scenario, "mcc": value, "low": lo, "high": hi}
             | {"candidates": pooled.tested[scenario].size}
@@ -189,10 +189,10 @@ def step_table(
                 ("relative drop", _relative(a - b, a), _relative(a_boot - b_boot, a_boot)),
             ):
                 row[name] = float(value)
-                row[f"{name} low"], row[f"{name} high"] = _interval(boots, level)
+                row[f"{name} low"], row[f"{name} high"] = percentile_interval(boots, level)
             beyond = same_boot - b_boot - (ref[1] if ref else 0)
             row["beyond reference"] = same - b - (ref[0] if ref else 0.0)
-            row["beyond low"], row["beyond high"] = _interval(beyond, level)
+            row["beyond low"], row["beyond high"] = percentile_interval(beyond, level)
             row["p"] = bootstrap_p(beyond) if model not in REFERENCES else np.nan
             rows.append(row)
     return _indexed(rows, ["model", "step"])
@@ -221,7 +221,7 @@ def duplicate_gain(
             continue
         a, a_boot = pooled.mcc_on(model, start, duplicated)
         b, b_boot = pooled.mcc_on(model, end, duplicated)
-        lo, hi = _interval(a_boot - b_boot, level)
+        lo, hi = percentile_interval(a_boot - b_boot, level)
         rows.append(
             {"model": model, "candidates": duplicated.size, start: a, end: b, "gain": a - b}
             | {"low": lo, "high": hi, "p": bootstrap_p(a_boot - b_boot)}
@@ -246,7 +246,7 @@ def against_reference(
             continue
         mcc, boot = pooled.mcc(model, scenario)
         ref, ref_boot = pooled.mcc(reference, scenario)
-        lo, hi = _interval(boot - ref_boot, level)
+        lo, hi = percentile_interval(boot - ref_boot, level)
         rows.append(
             {"model": model, "scenario": scenario, "mcc": mcc, reference: ref}
             | {"difference": mcc - ref, "low": lo, "high": hi, "p": bootstrap_p(boot - ref_boot)}
@@ -268,7 +268,7 @@ def net_differences(
             continue
         theirs, theirs_boot = _net(pooled, other, *step)
         d = mine_boot - theirs_boot
-        lo, hi = _interval(d, level)
+        lo, hi = percentile_interval(d, level)
         rows.append(
             {"other": other, "net drop": mine, "other's": theirs, "difference": mine - theirs}
             | {"low": lo, "high": hi, "p": bootstrap_p(d)}
@@ -308,6 +308,6 @@ def interval_widths(
     rows = []
     for name, pooled in pooled_by_level.items():
         value, boots = pooled.mcc(model, scenario)
-        lo, hi = _interval(boots, level)
+        lo, hi = percentile_interval(boots, level)
         rows.append({"resampled": name, "mcc": value, "low": lo, "high": hi, "width": hi - lo})
     return pd.DataFrame(rows).set_index("resampled")

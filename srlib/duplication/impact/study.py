@@ -178,8 +178,10 @@ def file_key(record: SecretRecord) -> str:
     return f"{record.repo}/{record.file}" if record.file else ""
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+def result_file(out_dir: str | Path, model: str, scenario: str, fold: int) -> Path:
+    """Where ``run_study`` writes one model's result on one fold of one scenario."""
+    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
+    return Path(out_dir) / "results" / f"{slug}--{scenario}--{fold}.json"
 
 
 def budgets(config: StudyConfig, folds: pd.DataFrame, cache_dir: Path) -> pd.DataFrame:
@@ -281,7 +283,7 @@ def run_study(
         for f in sorted(folds.fold[folds.scenario == s].unique())
     ]
     for model, scenario, fold in tqdm(jobs, desc="folds", disable=not progress):
-        file = out / "results" / f"{_slug(model)}--{scenario}--{fold}.json"
+        file = result_file(out, model, scenario, fold)
         if file.is_file():
             continue
         idx = fold_indices(folds, scenario, fold)
@@ -293,6 +295,8 @@ def run_study(
         record = {"model": model, "scenario": scenario, "fold": int(fold)}
         record |= fold_metrics(data.labels[idx["test"]], predicted)
         record |= {"test": idx["test"].tolist(), "predicted": predicted.astype(int).tolist()}
+        if getattr(detector, "params", None) is not None:  # what a search found (the curve's)
+            record["params"] = detector.params
         write_json(file, record)
     return read_results(out, config)
 

@@ -287,6 +287,30 @@ def closing(steps: pd.DataFrame, gain: pd.DataFrame, family_size: int) -> str:
     return f"{text}. {tail}"
 
 
+def learning(curve: pd.DataFrame) -> list[str]:
+    """Per model, from ``curve.curve_table`` (descriptive: the curve is not in the family):
+    its MCC on unseen repositories at the fewest and the most training repositories, and
+    the last step's paired change — whether more repositories still help."""
+    out = []
+    for model, rows in curve.groupby(level="model", sort=False):
+        rows = rows.droplevel("model")
+        first, last = rows.iloc[0], rows.iloc[-1]
+        text = (
+            f"{model}: MCC on unseen repositories {_ci(first.mcc, first.low, first.high, '')} "
+            f"trained on {rows.index[0]:.0f} repositories, {_ci(last.mcc, last.low, last.high, '')}"
+            f" on {rows.index[-1]:.0f}"
+        )
+        if "step" in rows and pd.notna(last.get("step")):
+            change = direction(last["step low"], last["step high"])
+            still = {"better": "still rising", "worse": "falling"}.get(change, "no change shown")
+            text += (
+                f"; the last step {_ci(last.step, last['step low'], last['step high'])}: "
+                f"{still} ({DESCRIPTIVE})"
+            )
+        out.append(text + ".")
+    return out
+
+
 def mcc_wide(table: pd.DataFrame, order: tuple[str, ...]) -> pd.DataFrame:
     """``drops.mcc_table`` as model × scenario cells "MCC [low, high]", references first."""
     cells = {
