@@ -146,10 +146,11 @@ def test_each_models_drop_is_set_beside_the_studys_counterpart():
         ]
     ).set_index(["model", "step"])
     text = dup.against_study(steps, paper)
-    assert text[0].endswith("the study's Random Forest: 27%, smaller than the study's.")
+    said = "(descriptive: 95% intervals, not tests of the family)."
+    assert text[0].endswith(f"the study's Random Forest: 27%, smaller than the study's {said}")
     assert "as the study measures it (composition included) 5% [1%, 9%]" in text[0]
-    assert text[1].endswith("the study's LSTM: 16%, consistent with the study.")
-    assert text[2].endswith("GraphCodeBERT-MLP: 15%, larger than the study's.")
+    assert text[1].endswith(f"the study's LSTM: 16%, consistent with the study {said}")
+    assert text[2].endswith(f"GraphCodeBERT-MLP: 15%, larger than the study's {said}")
     assert text[3].startswith("Encoder (fine-tuned): no relative drop to compare")
 
 
