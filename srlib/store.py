@@ -44,8 +44,7 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
     "tables": ("srlib.detection.detect", "srlib.models.hf", "srlib.models.cache"),  # scores
     "plugin-scores": ("srlib.detection.detect", "srlib.models.hf", "srlib.models.cache"),  # one
     # plug-in's columns, from the same model calls as the tables (its own source: an input)
-    "dedup-study": ("srlib.duplication.impact.study", "srlib.duplication.impact.curve"),  # folds'
-    # results of every detector, and its learning curve's
+    "dedup-study": ("srlib.duplication.impact.study",),  # folds' results of every detector
     "audit": ("srlib.audit.run",),  # an audit's parts, variants and summary
 }
 """Artifact kind → the srlib modules that produce it (with all they import, transitively)."""

@@ -87,3 +87,16 @@ def test_the_curve_follows_a_known_curve_within_its_intervals(synthetic, tmp_pat
         progress=False,
     )  # fmt: skip
     pd.testing.assert_frame_equal(again, predictions)  # resumed from its files
+
+
+def test_a_run_without_the_repository_scenario_has_an_empty_curve_and_one_class_fits_widen():
+    from srlib.duplication.impact.curve import _fit_rows
+
+    labels = np.array([False, False, True, True])
+    empty = pd.DataFrame(columns=["model", "size", "fold", "repositories", "sample", "predicted"])
+    boot = ClusterBootstrap(["a", "b", "c", "d"], None, n_boot=10)
+    assert curve_table(empty, labels, boot).empty
+    data = Dataset(["x"] * 4, np.zeros((4, 1)), labels)
+    part = {"train": np.array([0, 1]), "val": np.array([2, 3])}  # fit rows of one class
+    train, val = _fit_rows(data, part)
+    assert train.tolist() == val.tolist() == [0, 1, 2, 3]  # and validate there: one class each

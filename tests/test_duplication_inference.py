@@ -203,9 +203,11 @@ def test_the_landing_sentence_and_the_closing_paragraph_follow_the_family():
         index=pd.Index(["RF", "LSTM"], name="model"),
     )
     closing = verdicts.closing(steps, gain, family_size=7)
-    assert closing.startswith("Of 2 trained detectors, 1 (RF) score the candidates with a")
+    assert closing.startswith("Of 2 trained detectors, 1 of 2 (RF) score the candidates with")
     assert "and 1 (LSTM) score lower on the unique pool" in closing
     assert "1 of 2 trained detectors (RF) score lower" in closing and "one of 7 tests" in closing
+    untested = verdicts.closing(steps, gain.iloc[:0], family_size=5)  # no File scenario run
+    assert "the memorisation test was not run (it needs the File scenario)" in untested
     none = _steps({("RF", "mixed → repository"): (0.1, -0.1, 0.3, "")})
     assert verdicts.headline(none).endswith(
         "no evidence of an overstatement for any of the 1, family-wise."

@@ -30,8 +30,9 @@ from srlib.stats.resample import LEVELS, ClusterBootstrap
 class Analysis:
     """The tables of one study run: MCC per model and scenario, the steps (study's drop,
     composition, net drop), the memorisation test (each model's gain on the duplicated
-    candidates beyond the shape rule's), each model against the shape rule, Random Forest's
-    net drop against the others', and how wide each resampling level makes one interval."""
+    candidates from training with their own files), each model against the shape rule,
+    Random Forest's net drop against the others', and how wide each resampling level makes
+    one interval."""
 
     mcc: pd.DataFrame
     steps: pd.DataFrame

@@ -11,7 +11,9 @@ size) and read under one ``stats.resample.ClusterBootstrap``: every point's inte
 repositories and their files, and every step between sizes is paired. Neural detectors train
 the steps they train in the study whatever the size (``budget.equal_steps``), and a Random
 Forest takes the parameters its search found on the same fold's full training set
-(``run_study`` stores them), so the curve measures data, not budget."""
+(``run_study`` stores them): a design choice that holds the budget and the tuning fixed, so
+the curve measures data. One order of repositories per fold: the intervals carry the test
+repositories' variance, not which m repositories a user happens to have (larger at small m)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from srlib.duplication.impact.features import Dataset
 from srlib.duplication.impact.scenarios import fold_indices
 from srlib.duplication.impact.study import Prepared, StudyConfig, make_detector, result_file
 from srlib.stats.resample import ClusterBootstrap
-from srlib.store import write_json
+from srlib.store import code_digests, digest, write_json
 
 SCENARIO = "repository"
 
@@ -113,8 +115,8 @@ def run_curve(
     Forest's parameters (its search is then skipped); a fold's whole training set is the
     repository scenario's own fold, read from the study's results in ``study_dir`` where it
     ran (the same rows, the same model)."""
-    folder = Path(out_dir) / "curve"
-    (folder / "results").mkdir(parents=True, exist_ok=True)
+    folder = Path(out_dir) / f"curve-{digest(code_digests([__name__]))}"  # a changed curve
+    (folder / "results").mkdir(parents=True, exist_ok=True)  # recomputes, the study stays
     largest = largest_training_fold(folds)
     jobs = [(m, s) for m in models for s in subsets(folds, repos, data.labels, sizes, seed)]
     frames = []
@@ -146,12 +148,12 @@ def run_curve(
 
 
 def _fit_rows(data: Dataset, part: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(train, val) of one subset: where the chosen repositories are all validation ones (a
-    single repository), they train; where they leave no validation of both classes, the
-    training rows validate."""
+    """(train, val) of one subset: where the chosen repositories leave fit rows of one class
+    (validation holds the other), fit and validation rows train together; where they leave
+    no validation of both classes, the training rows validate."""
     train, val = part["train"], part["val"]
-    if train.size == 0:
-        train = val
+    if len(set(data.labels[train])) < 2:  # fit rows of one class: the validation ones join
+        train = np.concatenate([train, val])
     if val.size == 0 or len(set(data.labels[val])) < 2:
         val = train
     return train, val
@@ -165,6 +167,9 @@ def curve_table(
     previous size (paired) with its interval."""
     y = np.asarray(labels, dtype=bool)
     rows = []
+    if predictions.empty:  # no repository scenario in the run
+        index = pd.MultiIndex.from_tuples([], names=["model", "repositories"])
+        return pd.DataFrame(columns=["mcc", "low", "high"], index=index)
     for model, by_model in predictions.groupby("model", sort=False):
         before = None
         points = sorted(by_model.groupby("size"), key=lambda item: item[1].repositories.mean())
@@ -197,10 +202,17 @@ def learning_curve(
     progress: bool = False,
 ) -> pd.DataFrame:
     """The curve of a study run (``run_dir``, ``study.run_study``'s folder) for ``models``
-    (default: the run's, but flag-everything) at ``sizes`` and at each fold's whole training
-    set, intervals resampling at ``level``: ``curve_table``'s rows."""
+    (default: the run's, but flag-everything) at ``sizes`` below every fold's repository
+    count and at each fold's whole training set, intervals resampling at ``level``:
+    ``curve_table``'s rows (none where the run has no repository scenario)."""
     chosen = [m for m in (models or config.models) if m != "flag everything"]
-    sizes = [*sorted(set(sizes)), None]  # and every fold's whole training set
+    folds = prepared.folds[prepared.folds.scenario == SCENARIO]
+    repos = np.asarray(prepared.repos, dtype=object)
+    fewest = min(
+        (np.unique(repos[g["sample"][g.role != "test"]]).size for _, g in folds.groupby("fold")),
+        default=0,
+    )
+    sizes = [*sorted(m for m in set(sizes) if m < fewest), None]  # and each fold's whole set
     predictions = run_curve(
         prepared.data,
         prepared.folds,

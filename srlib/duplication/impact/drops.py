@@ -18,9 +18,11 @@ their twins in its training fold, while the pool's candidates have no twin anywh
 memoriser's gain lands in composition and its net drop over Mixed → Unique is about zero
 (``tests/test_duplication_inference.py``: a 1-nearest-neighbour memoriser). The memorisation
 test (``duplicate_gain``) reads the duplicated candidates themselves: the same model trained
-beside their files (Mixed: their twins, which mostly share a file, in training) against
-trained without them (File), on the same candidates — zero for a rule that learns nothing,
-clearly positive for the memoriser on generated and on the vendored data.
+with their own files (Mixed: twins that share a file in training) against without them
+(File), on the same candidates — zero for a rule that learns nothing, clearly positive for
+the memoriser on generated and on the vendored data. It reads memorisation of the training
+files: File grouping also takes away a candidate's same-file context and leaves twins in
+other files, so the same change on the pool's candidates is set beside it, descriptively.
 
 Every interval comes from one ``stats.resample.ClusterBootstrap`` (repositories, then files within
 them): the same weights serve every model, scenario and candidate set, so every difference is
@@ -205,15 +207,19 @@ def duplicate_gain(
     level: float = 0.95,
 ) -> pd.DataFrame:
     """The memorisation test, per trained model: on the candidates with a duplicate (those the
-    start scenario tests and ``pool`` does not), its MCC trained beside their files — and so
-    beside their twins, which mostly share a file — minus its MCC trained without them
-    (``grouped``: the file-grouped split), paired, with its interval and p (one of the
-    family's). A rule that learns nothing predicts the same either way: exactly zero."""
+    start scenario tests and ``pool`` does not), its MCC trained with their own files (Mixed:
+    twins that share a file in training) minus its MCC trained without them (``grouped``:
+    the file-grouped split), paired, with its interval and p (one of the family's). File
+    grouping also removes a candidate's same-file context and keeps twins in other files, so
+    the same change on the pool's candidates (no twin anywhere) is set beside it,
+    descriptively (``pool gain``): what any candidate gets from its own file. A rule that
+    learns nothing predicts the same either way: exactly zero."""
     start, end = grouped
     rows = []
     if not {start, end, pool} <= set(pooled.tested):
         return _indexed(rows, ["model"])
     duplicated = np.setdiff1d(pooled.tested[start], pooled.tested[pool])
+    unique = np.intersect1d(pooled.tested[pool], pooled.tested[end])
     if duplicated.size == 0 or np.setdiff1d(duplicated, pooled.tested[end]).size:
         return _indexed(rows, ["model"])
     for model in pooled.models:
@@ -222,10 +228,13 @@ def duplicate_gain(
         a, a_boot = pooled.mcc_on(model, start, duplicated)
         b, b_boot = pooled.mcc_on(model, end, duplicated)
         lo, hi = percentile_interval(a_boot - b_boot, level)
-        rows.append(
-            {"model": model, "candidates": duplicated.size, start: a, end: b, "gain": a - b}
-            | {"low": lo, "high": hi, "p": bootstrap_p(a_boot - b_boot)}
-        )
+        row = {"model": model, "candidates": duplicated.size, start: a, end: b, "gain": a - b}
+        row |= {"low": lo, "high": hi, "p": bootstrap_p(a_boot - b_boot)}
+        c, c_boot = pooled.mcc_on(model, start, unique)
+        d, d_boot = pooled.mcc_on(model, end, unique)
+        row["pool gain"] = c - d
+        row["pool gain low"], row["pool gain high"] = percentile_interval(c_boot - d_boot, level)
+        rows.append(row)
     return _indexed(rows, ["model"])
 
 

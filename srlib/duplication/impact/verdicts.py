@@ -1,9 +1,12 @@
 """The duplication-impact chapter's verdict sentences, each from the table it judges
 (``drops.step_table``, ``drops.against_reference``, ``drops.net_differences``, with
-``p (Holm)`` and ``family-wise`` from ``drops.family``): memorisation net of composition, the
-study's ordering beside the references', grouped inflation random → file → repository, the
-landing page's sentence and the closing paragraph. A finding is stated only where its
-family-wise test says so; otherwise the sentence says there is no evidence — a result."""
+``p (Holm)`` and ``family-wise`` from ``drops.family``): memorisation (``drops.duplicate_gain``)
+and the net drops, the study's ordering beside the references', grouped inflation random →
+file → repository, the landing page's sentence and the closing paragraph. A finding is
+stated only where its family-wise test says so; otherwise the sentence says there is no
+evidence — a result. What a sentence reads outside the family (the study's own raw reading,
+the relative drop beside the study's, the rule's drop, the pool's change, the learning
+curve) is said to be descriptive."""
 
 from __future__ import annotations
 
@@ -50,8 +53,8 @@ def memorisation(
 ) -> list[str]:
     """Per trained model: the study's drop over ``step`` split into composition and the net
     drop; the memorisation test (``drops.duplicate_gain``: on the candidates with a
-    duplicate, trained beside their files against without them) and the net drop on the
-    pool, each judged family-wise."""
+    duplicate, trained with their own files against without them) and the net drop on the
+    pool, each judged family-wise (the pool's own change beside the test, descriptively)."""
     said_gain = {
         "better": "memorisation",
         "worse": "it scores them better without them",
@@ -73,10 +76,14 @@ def memorisation(
         if model in gain.index:
             g = gain.loc[model]
             text += (
-                f". On its {g.candidates:,} candidates with a duplicate, trained beside their "
-                f"files (and twins) minus trained without them: {_ci(g.gain, g.low, g.high)} "
-                f"MCC: {said_gain[_side(g, 'low', 'high')]} ({_holm(g)})"
+                f". On its {g.candidates:,} candidates with a duplicate, trained with their own "
+                f"files (and so their twins there) minus without them: "
+                f"{_ci(g.gain, g.low, g.high)} MCC: {said_gain[_side(g, 'low', 'high')]} "
+                f"({_holm(g)}); on the pool's candidates, which have no twin, the same change is "
+                f"{_ci(g['pool gain'], g['pool gain low'], g['pool gain high'])} ({DESCRIPTIVE})"
             )
+        else:
+            text += ". No memorisation test for it: that needs its File results too"
         out.append(
             f"{text}. On the pool, whose candidates have no duplicate, the net drop: "
             f"{said_net[_side(r, 'beyond low', 'beyond high')]} ({_holm(r)})."
@@ -269,10 +276,15 @@ def closing(steps: pd.DataFrame, gain: pd.DataFrame, family_size: int) -> str:
     if not models:
         return "This run has no trained detector with Mixed and Unique results to judge."
     memorised = [m for m, g in gain.iterrows() if _side(g, "low", "high") == "better"]
+    tested = (
+        f"{len(memorised)} of {len(gain)} ({', '.join(memorised) or 'none'}) score the "
+        "candidates with a duplicate better trained with their own files than without them "
+        "(memorisation of the training files)"
+        if len(gain)
+        else "the memorisation test was not run (it needs the File scenario)"
+    )
     text = (
-        f"Of {len(models)} trained detectors, {len(memorised)} "
-        f"({', '.join(memorised) or 'none'}) score the candidates with a duplicate better "
-        f"trained beside their files and twins than without them (memorisation), and {len(net)} "
+        f"Of {len(models)} trained detectors, {tested}, and {len(net)} "
         f"({', '.join(net) or 'none'}) score lower on the unique pool trained without the "
         "duplicates than with them (a net drop)"
     )
