@@ -93,7 +93,12 @@ def memorisation(
 
 def _holm(row: pd.Series) -> str:
     """The family-wise p a verdict reads, said beside it."""
-    return f"{FAMILY}, p = {row['p (Holm)']:.3g}"
+    return f"{FAMILY}, p {_p(row['p (Holm)'])}"
+
+
+def _p(value: float) -> str:
+    """A bootstrap p as said: one no resample reached is "≈ 0" (below the resolution)."""
+    return "≈ 0" if value == 0 else f"= {value:.3g}"
 
 
 def _three(row: pd.Series, name: str) -> tuple[float, float, float]:
@@ -162,7 +167,7 @@ def headline(steps: pd.DataFrame, step: str = "mixed → repository") -> str:
     rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
     if not rows:
         return f"The duplication study has no trained detector with a {step} step in this run."
-    parts = [f"{m} {_ci(*_three(r, 'net drop'))} (p (Holm) = {r['p (Holm)']:.3g})" for m, r in rows]
+    parts = [f"{m} {_ci(*_three(r, 'net drop'))} (p (Holm) {_p(r['p (Holm)'])})" for m, r in rows]
     over = [m for m, r in rows if _side(r, "beyond low", "beyond high") == "better"]
     judged = (
         f"family-wise an overstatement for {len(over)} of {len(rows)} ({', '.join(over)})"
