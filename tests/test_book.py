@@ -294,3 +294,22 @@ def test_no_notebook_chooses_its_words_by_comparing_numbers():
                     pytest.fail(
                         f"{path.name}: a best-by-value pick in the notebook:\n{cell.source}"
                     )
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=str)
+def test_papermill_sees_every_name_a_parameters_cell_assigns(notebook):
+    """A line papermill cannot parse (an ``=`` in its comment did) drops that parameter:
+    runs.yml and a reader's ``-p`` would then be refused for a name the cell declares."""
+    import ast
+
+    import papermill as pm
+
+    cell = next(
+        c for c in nbformat.read(notebook, as_version=4).cells
+        if "parameters" in c.metadata.get("tags", [])
+    )  # fmt: skip
+    assigned = [
+        t.id for node in ast.parse(cell.source).body if isinstance(node, ast.Assign)
+        for t in node.targets if isinstance(t, ast.Name)
+    ]  # fmt: skip
+    assert list(pm.inspect_notebook(str(notebook))) == assigned
