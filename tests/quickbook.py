@@ -7,11 +7,12 @@ subprocess first builds the ``quick`` testbed into ``folder / "testbed"``
 links the book's cache to it, so that a score table or model either side makes first, the
 other reuses (the store writes atomically and keeps an equal artifact another process
 finished; the suite's tests copy the cache with ``copy_cache``); it computes the
-whole-benchmark checks of ``wholebench.JOBS`` into ``folder / "jobs"`` (``QuickBook.job(name)``
+whole-benchmark checks of ``wholebench.EARLY`` into ``folder / "jobs"`` (``QuickBook.job(name)``
 waits for one; the tests that read them run just before the book's); then it executes
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
-suite's), then builds the HTML with its checks while it re-executes the testbed and detection
-chapters with ``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
+suite's), computes ``wholebench.LATE``'s checks, then builds the HTML with its checks
+while it re-executes the testbed and detection chapters with ``--jobs 2`` beside the
+benchmarks chapter in ``folder / "alone"`` (training
 and scoring their testbed afresh on the same corpus and variants, with ``OTHER_KERNELS`` in
 the environment they start from), for the test that the tables depend neither on jobs and
 neighbours nor on the caller's kernel settings. It writes
@@ -129,13 +130,13 @@ def start(folder: Path) -> QuickBook:
     return QuickBook(folder, process)
 
 
-def run_jobs(folder: Path) -> None:
-    """Each whole-benchmark check of ``wholebench.JOBS`` into ``folder / NAME.json``
+def run_jobs(folder: Path, names: tuple[str, ...]) -> None:
+    """Each whole-benchmark check ``names`` (of ``wholebench.JOBS``) into ``folder / NAME.json``
     (``{"value": ...}`` or ``{"error": traceback}``), written whole or not at all."""
     import wholebench
 
-    folder.mkdir()
-    for name in wholebench.JOBS:
+    folder.mkdir(exist_ok=True)
+    for name in names:
         try:
             result = {"value": getattr(wholebench, name)()}
         except Exception:
@@ -164,6 +165,8 @@ def seed_untrained(cache: Path, into: Path) -> None:
 def main(folder: Path) -> None:
     """Build the quick testbed, compute the whole-benchmark checks, execute and build the quick
     book, then the testbed and detection chapters again; write the result."""
+    import wholebench
+
     from srlib.book import runner as book
     from srlib.testbed.build import build
     from srlib.testbed.config import profile
@@ -173,11 +176,12 @@ def main(folder: Path) -> None:
         start_time = time.perf_counter()
         build(profile("quick"), folder / "testbed", progress=False)
         (folder / "testbed-ready").touch()
-        run_jobs(folder / "jobs")
+        run_jobs(folder / "jobs", wholebench.EARLY)
         (folder / "book" / ".srlib-cache").mkdir(parents=True)
         (folder / "book" / ".srlib-cache" / "testbed").symlink_to(folder / "testbed")
         outputs = book.execute(folder / "book", quick=True, force=True, jobs=1)
         result["outputs"] = [str(p) for p in outputs]
+        run_jobs(folder / "jobs", wholebench.LATE)
         # the HTML build (a jupyter-book process, then the checks) beside the rerun: by now
         # the suite's own tests are ending, and the two use both cores
         with ThreadPoolExecutor(max_workers=1) as pool:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import ast
 import warnings
 
-JOBS = ("mbpp_rename_problems", "humaneval_rename_problems", "vendored_memoriser")  # the quick
-# book's process takes
-# these; mbpp_canonical_failures runs in the tests' own process (the halves about even)
+EARLY = ("mbpp_rename_problems", "humaneval_rename_problems")  # before the quick chapters
+LATE = ("vendored_memoriser",)  # after them: the chapters' caches (the Dask test copies the
+# testbed's) are then made by the time the suite's middle reads them
+JOBS = EARLY + LATE  # the quick book's process takes these; mbpp_canonical_failures runs in
+# the tests' own process (the halves about even)
 
 
 def mbpp_canonical_failures() -> list[int]:
