@@ -287,8 +287,8 @@ def mcc_by_training_repositories(curve: pd.DataFrame) -> plt.Figure:
     resampling repositories and files (``curve.curve_table``)."""
     fig, ax = plt.subplots(figsize=(7.5, 4))
     for model, rows in curve.reset_index().groupby("model", sort=False):
-        ax.plot(rows.repositories, rows.mcc, "o-", label=model, markersize=4)
-        ax.fill_between(rows.repositories, rows.low, rows.high, alpha=0.15)
+        (line,) = ax.plot(rows.repositories, rows.mcc, "o-", label=model, markersize=4)
+        ax.fill_between(rows.repositories, rows.low, rows.high, alpha=0.12, color=line.get_color())
     ax.set(
         xlabel="training repositories (nested subsets per fold)", ylabel="MCC, unseen repositories"
     )
