@@ -111,17 +111,19 @@ class Pooled:
     def mcc(self, model: str, scenario: str, on: str | None = None) -> tuple[float, np.ndarray]:
         """``model``'s MCC in ``scenario`` on the candidates scenario ``on`` tested (default:
         its own), and its resampled values."""
-        if (self.flags[model, scenario][self.tested[on or scenario]] < 0).any():
-            raise ValueError(f"{scenario!r} did not test every candidate {on!r} tested")
-        return self.mcc_on(model, scenario, self.tested[on or scenario])
+        return self.mcc_on(model, scenario, self.tested[on or scenario], on or scenario)
 
-    def mcc_on(self, model: str, scenario: str, rows: np.ndarray) -> tuple[float, np.ndarray]:
-        """``model``'s MCC in ``scenario`` on the candidates ``rows`` (each tested there)."""
+    def mcc_on(
+        self, model: str, scenario: str, rows: np.ndarray, named: str | None = None
+    ) -> tuple[float, np.ndarray]:
+        """``model``'s MCC in ``scenario`` on the candidates ``rows`` (each tested there;
+        ``named`` says which they are in the error if not)."""
         key = (model, scenario, digest(rows.tobytes()))
         if key not in self._cache:
             f = self.flags[model, scenario][rows]
             if (f < 0).any():
-                raise ValueError(f"{scenario!r} did not test every candidate asked for")
+                which = f"{named!r} tested" if named else "asked for"
+                raise ValueError(f"{scenario!r} did not test every candidate {which}")
             self._cache[key] = self.boot.metric(self.y[rows], f.astype(bool), rows)
         return self._cache[key]
 
