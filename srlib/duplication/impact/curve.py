@@ -102,7 +102,7 @@ def run_curve(
     repos: Sequence[str],
     sizes: Sequence[int],
     models: Sequence[str],
-    make_detector,
+    new_detector,
     out_dir: str | Path,
     seed: int = 0,
     tuned: dict | None = None,
@@ -111,7 +111,7 @@ def run_curve(
 ) -> pd.DataFrame:
     """Every model × size × repository fold, resuming from ``out_dir/curve``: the pooled
     predictions (model, size, fold, repositories used, sample, predicted).
-    ``make_detector(name)`` gives a fresh detector; ``tuned`` maps (model, fold) to a Random
+    ``new_detector(name)`` gives a fresh detector; ``tuned`` maps (model, fold) to a Random
     Forest's parameters (its search is then skipped); a fold's whole training set is the
     repository scenario's own fold, read from the study's results in ``study_dir`` where it
     ran (the same rows, the same model)."""
@@ -126,7 +126,7 @@ def run_curve(
         if part["whole"] and study_dir is not None and ran.is_file():
             file = ran
         elif not file.is_file():
-            detector = make_detector(model)
+            detector = new_detector(model)
             if hasattr(detector, "steps"):
                 detector.steps = equal_steps(detector, largest)
             if tuned and (model, part["fold"]) in tuned and hasattr(detector, "params"):
