@@ -23,6 +23,7 @@ import itertools
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Any
 from srlib.errors import InputError
 
 MANIFEST = "srlib-manifest.json"
+COSTS = "costs.jsonl"  # each root's ledger: what making each thing under it cost
 _WRITES = itertools.count()  # numbers this process's temporary paths, so no two collide
 SRLIB = Path(__file__).resolve().parent
 
@@ -306,9 +308,61 @@ class Store:
         def keep() -> bool:  # another process finished the same artifact meanwhile
             return self.get(artifact) is not None
 
-        with atomic_path(self.path(artifact), folder=True, keep=keep) as tmp:
+        target = self.path(artifact)
+        with (
+            costed(self.root, target, artifact.kind),
+            atomic_path(target, folder=True, keep=keep) as tmp,
+        ):
             yield tmp
             write_json(tmp / MANIFEST, artifact.manifest())
+
+
+_OPEN: list[list[float]] = []  # per open ``costed`` block: [CPU s, wall s] of the blocks inside
+
+
+@contextlib.contextmanager
+def costed(
+    root: str | os.PathLike[str], made: str | os.PathLike[str], stage: str
+) -> Iterator[None]:
+    """Append to ``root/costs.jsonl`` the CPU and wall seconds this process spent making
+    ``made`` (a path under ``root``) in the block, less what ``costed`` blocks inside it
+    recorded themselves, once the block succeeds: where a build's minutes went, read back by
+    ``read_costs``. Timing only: nothing computed reads it."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    _OPEN.append([0.0, 0.0])
+    try:
+        yield
+    finally:
+        inner = _OPEN.pop()
+        spent = (time.process_time() - cpu, time.perf_counter() - wall)
+        if _OPEN:
+            _OPEN[-1][0] += spent[0]
+            _OPEN[-1][1] += spent[1]
+    line = {
+        "made": Path(made).relative_to(root).as_posix(),
+        "stage": stage,
+        "cpu_s": round(spent[0] - inner[0], 2),
+        "wall_s": round(spent[1] - inner[1], 2),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    with (Path(root) / COSTS).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n")
+
+
+def read_costs(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The cost lines of every ledger under ``root`` whose thing is still there (the last line
+    of each, so a thing made again counts once), its ``made`` path relative to ``root``."""
+    out: dict[Path, dict[str, Any]] = {}
+    for ledger in sorted(Path(root).rglob(COSTS)):
+        for text in ledger.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(text)
+                path = ledger.parent / line["made"]
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by an interrupted write
+            if path.exists():
+                out[path] = line | {"made": path.relative_to(root).as_posix()}
+    return list(out.values())
 
 
 def key_of(path: str | os.PathLike[str]) -> str:

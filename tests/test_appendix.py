@@ -1,6 +1,8 @@
 """The pages the build writes: the appendix from papermill's metadata, the headline from
 the cells tagged ``headline``, and the tables a page offers as CSV downloads."""
 
+import json
+
 import nbformat
 import pandas as pd
 import pytest
@@ -30,6 +32,11 @@ def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
     cache = tmp_path / ".srlib-cache"
     cache.mkdir()
     (cache / "scores.sqlite").write_bytes(b"x" * 2**20)
+    for made, stage, cpu in (("m/a", "models", 600), ("m/b", "models", 300), ("t/c", "tables", 60)):
+        (cache / made).mkdir(parents=True)
+        line = {"made": made, "stage": stage, "cpu_s": cpu, "wall_s": cpu + 6}
+        with (cache / "costs.jsonl").open("a") as fh:
+            fh.write(json.dumps(line) + "\n")
     a = executed(tmp_path / "00-a.ipynb", {"limit": 5, "benchmarks": ["mbpp"]}, "hello")
     b = executed(tmp_path / "01-b.ipynb", {}, "", tags=())
     page = write_appendix(tmp_path, [a, b], cache).read_text()
@@ -38,6 +45,8 @@ def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
     assert '| `benchmarks` | `["mbpp"]` |' in page and "in 1.5 min" in page
     assert "### 01-b" in page and "Its defaults" in page
     assert "not a git checkout" in page  # tmp_path is no repository
+    assert "took 16.0 CPU-minutes in all" in page
+    assert "| models | 2 | 15.0 | 15.2 | 94% |\n| tables | 1 | 1.0 | 1.1 | 6% |" in page
 
 
 def test_headline_is_what_the_tagged_cells_printed(tmp_path):

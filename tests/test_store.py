@@ -125,3 +125,27 @@ def test_a_folder_of_another_run_is_refused_naming_what_differs(tmp_path, monkey
     (tmp_path / "mine" / "notes.txt").write_text("a user's file")
     with pytest.raises(FolderInUse, match="not empty and holds no srlib run"):
         claim_folder(tmp_path / "mine", Artifact("audit", {}))
+
+
+def test_the_ledger_records_each_artifact_once_without_what_nested_work_recorded(tmp_path):
+    box = Store(tmp_path)
+    outer, inner = Artifact("runs", {"x": 1}, "outer"), Artifact("models", {"x": 2}, "inner")
+    spin = lambda s: sum(i * i for i in range(int(s * 4e6)))  # noqa: E731  about s CPU-seconds
+    with box.put(outer) as tmp:
+        spin(0.1)
+        with box.put(inner):
+            spin(0.3)
+        (tmp / "x").write_text("x")
+    with pytest.raises(RuntimeError), box.put(Artifact("runs", {"x": 3}, "failed")):
+        raise RuntimeError("interrupted: no line, no artifact")
+    with box.put(outer):  # made again: its last line counts
+        spin(0.05)
+    costs = {c["made"]: c for c in store.read_costs(tmp_path)}
+    assert set(costs) == {box.path(outer).relative_to(tmp_path).as_posix(),
+                          box.path(inner).relative_to(tmp_path).as_posix()}  # fmt: skip
+    own, nested = costs[f"runs/outer-{outer.key}"], costs[f"models/inner-{inner.key}"]
+    assert own["stage"] == "runs" and nested["stage"] == "models"
+    assert nested["cpu_s"] > 2 * own["cpu_s"] > 0  # the outer block's time without the inner's
+    (tmp_path / store.COSTS).open("a").write('{"made": "runs/cut')  # an interrupted write
+    store._remove(box.path(inner))
+    assert [c["stage"] for c in store.read_costs(tmp_path)] == ["runs"]  # only what is there

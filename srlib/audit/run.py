@@ -42,7 +42,7 @@ from srlib.detection.plugins import load as load_plugins
 from srlib.detection.plugins import rules
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
-from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest
+from srlib.store import Artifact, atomic_path, check_folder, claim_folder, costed, digest
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
 
 
@@ -257,8 +257,9 @@ def _variants(out, name, samples, spec, given, progress) -> list[Variants]:
         for v in read_jsonl(file, Variant):
             by_id[v.original_id].append(v)
         return [Variants(by_id[s.id]) for s in samples]
-    made = make_variants_many(samples, spec.n, spec.kinds, spec.seed, progress=progress)
-    write_jsonl([v for vs in made for v in vs], file)
+    with costed(out, file, "audit: variants"):
+        made = make_variants_many(samples, spec.n, spec.kinds, spec.seed, progress=progress)
+        write_jsonl([v for vs in made for v in vs], file)
     return made
 
 
@@ -290,27 +291,28 @@ def _part(out, m, role, name, samples: list[Sample], variants, ran, store, spec,
     file = out / "parts" / f"{_safe(m.label)}--{_safe(name)}{key}.parquet"
     if file.is_file():
         return _read(file)
-    lm = CachedModel(m.model, store, progress=progress)
-    setting = "both" if len(ran) == 2 else ran[0]
-    table = detect(
-        lm,
-        samples,
-        variants=variants,
-        setting=setting,
-        max_new_tokens=spec.max_new_tokens,
-        progress=False,
-        plugins=mine,
-    )
-    failed = table.attrs.get("plugin failures", {})
-    table = table.assign(**plugin_flags(table, found))
-    table.insert(0, "model", m.label)
-    table.insert(1, "role", role)
-    table.insert(2, "set", CONTROL if name == CONTROL else "benchmark")
-    table["benchmark"] = name if name != CONTROL else table["benchmark"]
-    with atomic_path(file.with_suffix(".failures.json")) as tmp:
-        tmp.write_text(json.dumps(failed))
-    with atomic_path(file) as tmp:
-        table.to_parquet(tmp)
+    with costed(out, file, "audit: scores"):
+        lm = CachedModel(m.model, store, progress=progress)
+        setting = "both" if len(ran) == 2 else ran[0]
+        table = detect(
+            lm,
+            samples,
+            variants=variants,
+            setting=setting,
+            max_new_tokens=spec.max_new_tokens,
+            progress=False,
+            plugins=mine,
+        )
+        failed = table.attrs.get("plugin failures", {})
+        table = table.assign(**plugin_flags(table, found))
+        table.insert(0, "model", m.label)
+        table.insert(1, "role", role)
+        table.insert(2, "set", CONTROL if name == CONTROL else "benchmark")
+        table["benchmark"] = name if name != CONTROL else table["benchmark"]
+        with atomic_path(file.with_suffix(".failures.json")) as tmp:
+            tmp.write_text(json.dumps(failed))
+        with atomic_path(file) as tmp:
+            table.to_parquet(tmp)
     return _read(file)
 
 

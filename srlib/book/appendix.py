@@ -19,7 +19,7 @@ from srlib.book.digests import collect
 from srlib.book.download import csv_link
 from srlib.models import numerics
 from srlib.models.cpu import bf16_units
-from srlib.store import write_json
+from srlib.store import read_costs, write_json
 
 PACKAGES = (
     "srlib",
@@ -92,6 +92,33 @@ def _size(folder: Path) -> str:
         sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder.exists() else 0
     )
     return f"{total / 2**20:,.1f} MiB"
+
+
+def _costs(cache: Path) -> list[str]:
+    """What making the cached things cost, by stage, most CPU first (the store's ledgers:
+    work done by an earlier build and reused by this one counts where it was done)."""
+    rows = read_costs(cache) if cache.exists() else []
+    if not rows:
+        return ["Nothing in the cache recorded what it cost to make.", ""]
+    table = (
+        pd.DataFrame(rows)
+        .groupby("stage")
+        .agg(made=("made", "size"), cpu=("cpu_s", "sum"), wall=("wall_s", "sum"))
+    )
+    table = table.sort_values("cpu", ascending=False)
+    total = table.cpu.sum()
+    out = [
+        f"Making what the cache holds took {total / 60:,.1f} CPU-minutes in all, by stage "
+        "(each thing's own work, without what it reused):",
+        "",
+        "| stage | things made | CPU min | wall min | share of CPU |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    out += [
+        f"| {stage} | {r.made} | {r.cpu / 60:,.1f} | {r.wall / 60:,.1f} | {r.cpu / total:.0%} |"
+        for stage, r in table.iterrows()
+    ]
+    return [*out, ""]
 
 
 def _chapters(executed: list[Path]) -> list[str]:
@@ -173,6 +200,7 @@ def write_appendix(root: Path, executed: list[Path], cache: Path) -> Path:
         "",
         f"## Cache\n\n`{cache.name}/` holds {_size(cache)} of trained models, runs and scores.",
         "",
+        *_costs(cache),
         *_digests(root, executed),
         "## Chapters as run",
         "",

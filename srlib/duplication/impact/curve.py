@@ -31,7 +31,7 @@ from srlib.duplication.impact.features import Dataset
 from srlib.duplication.impact.scenarios import fold_indices
 from srlib.duplication.impact.study import Prepared, StudyConfig, make_detector, result_file
 from srlib.stats.resample import ClusterBootstrap
-from srlib.store import code_digests, digest, write_json
+from srlib.store import code_digests, costed, digest, write_json
 
 SCENARIO = "repository"
 
@@ -126,15 +126,16 @@ def run_curve(
         if part["whole"] and study_dir is not None and ran.is_file():
             file = ran
         elif not file.is_file():
-            detector = new_detector(model)
-            if hasattr(detector, "steps"):
-                detector.steps = equal_steps(detector, largest)
-            if tuned and (model, part["fold"]) in tuned and hasattr(detector, "params"):
-                detector.params = tuned[model, part["fold"]]
-            rows = _fit_rows(data, part)
-            detector.fit(data, *rows)
-            predicted = detector.predict(data, part["test"]).astype(bool)
-            write_json(file, {"test": part["test"].tolist(), "predicted": predicted.tolist()})
+            with costed(folder, file, f"learning curve: {model}"):
+                detector = new_detector(model)
+                if hasattr(detector, "steps"):
+                    detector.steps = equal_steps(detector, largest)
+                if tuned and (model, part["fold"]) in tuned and hasattr(detector, "params"):
+                    detector.params = tuned[model, part["fold"]]
+                rows = _fit_rows(data, part)
+                detector.fit(data, *rows)
+                predicted = detector.predict(data, part["test"]).astype(bool)
+                write_json(file, {"test": part["test"].tolist(), "predicted": predicted.tolist()})
         record = json.loads(file.read_text())
         frames.append(
             pd.DataFrame(

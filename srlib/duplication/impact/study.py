@@ -35,7 +35,15 @@ from srlib.duplication.impact.references import (
     ShapeRule,
 )
 from srlib.duplication.impact.scenarios import SCENARIOS, fold_indices, make_folds
-from srlib.store import Artifact, atomic_path, claim_folder, digest, text_digest, write_json
+from srlib.store import (
+    Artifact,
+    atomic_path,
+    claim_folder,
+    costed,
+    digest,
+    text_digest,
+    write_json,
+)
 
 MODELS = (
     "flag everything",
@@ -286,18 +294,19 @@ def run_study(
         file = result_file(out, model, scenario, fold)
         if file.is_file():
             continue
-        idx = fold_indices(folds, scenario, fold)
-        detector = make_detector(model, config, cache)
-        if hasattr(detector, "steps"):
-            detector.steps = equal_steps(detector, largest)
-        detector.fit(data, idx["train"], idx["val"])
-        predicted = detector.predict(data, idx["test"])
-        record = {"model": model, "scenario": scenario, "fold": int(fold)}
-        record |= fold_metrics(data.labels[idx["test"]], predicted)
-        record |= {"test": idx["test"].tolist(), "predicted": predicted.astype(int).tolist()}
-        if getattr(detector, "params", None) is not None:  # what a search found (the curve's)
-            record["params"] = detector.params
-        write_json(file, record)
+        with costed(out, file, f"duplication study: {model}"):
+            idx = fold_indices(folds, scenario, fold)
+            detector = make_detector(model, config, cache)
+            if hasattr(detector, "steps"):
+                detector.steps = equal_steps(detector, largest)
+            detector.fit(data, idx["train"], idx["val"])
+            predicted = detector.predict(data, idx["test"])
+            record = {"model": model, "scenario": scenario, "fold": int(fold)}
+            record |= fold_metrics(data.labels[idx["test"]], predicted)
+            record |= {"test": idx["test"].tolist(), "predicted": predicted.astype(int).tolist()}
+            if getattr(detector, "params", None) is not None:  # what a search found (the curve's)
+                record["params"] = detector.params
+            write_json(file, record)
     return read_results(out, config)
 
 
