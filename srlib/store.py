@@ -288,7 +288,14 @@ class Store:
 
     def get(self, artifact: Artifact) -> Path | None:
         """The artifact's folder if it is complete and its manifest matches, else None (a
-        folder whose manifest does not match is removed: it is recomputed)."""
+        folder whose manifest does not match is removed: it is recomputed; the making that
+        follows is costed from here, see ``costed``)."""
+        found = self._found(artifact)
+        if found is None:
+            _MISSED[self.path(artifact)] = _clocks()
+        return found
+
+    def _found(self, artifact: Artifact) -> Path | None:
         folder = self.path(artifact)
         try:
             saved = json.loads((folder / MANIFEST).read_text())
@@ -303,46 +310,56 @@ class Store:
     @contextlib.contextmanager
     def put(self, artifact: Artifact) -> Iterator[Path]:
         """A temporary folder to write the artifact into; it becomes the artifact's folder,
-        manifest included, only when the block succeeds."""
+        manifest included, only when the block succeeds (its cost recorded from ``get``'s
+        miss, where the making began)."""
 
         def keep() -> bool:  # another process finished the same artifact meanwhile
-            return self.get(artifact) is not None
+            return self._found(artifact) is not None
 
         target = self.path(artifact)
         with (
-            costed(self.root, target, artifact.kind),
+            costed(self.root, target, artifact.kind, _MISSED.pop(target, None)),
             atomic_path(target, folder=True, keep=keep) as tmp,
         ):
             yield tmp
             write_json(tmp / MANIFEST, artifact.manifest())
 
 
-_OPEN: list[list[float]] = []  # per open ``costed`` block: [CPU s, wall s] of the blocks inside
+_MISSED: dict[Path, tuple[float, float]] = {}  # artifact folder → clocks when found missing
+_SPANS: list[tuple[float, float, float, float]] = []  # (wall0, wall1, cpu0, cpu1) recorded here
+
+
+def _clocks() -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process and of its children that have ended)."""
+    t = os.times()
+    return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
 
 
 @contextlib.contextmanager
 def costed(
-    root: str | os.PathLike[str], made: str | os.PathLike[str], stage: str
+    root: str | os.PathLike[str],
+    made: str | os.PathLike[str],
+    stage: str,
+    since: tuple[float, float] | None = None,
 ) -> Iterator[None]:
-    """Append to ``root/costs.jsonl`` the CPU and wall seconds this process spent making
-    ``made`` (a path under ``root``) in the block, less what ``costed`` blocks inside it
-    recorded themselves, once the block succeeds: where a build's minutes went, read back by
-    ``read_costs``. Timing only: nothing computed reads it."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    _OPEN.append([0.0, 0.0])
-    try:
-        yield
-    finally:
-        inner = _OPEN.pop()
-        spent = (time.process_time() - cpu, time.perf_counter() - wall)
-        if _OPEN:
-            _OPEN[-1][0] += spent[0]
-            _OPEN[-1][1] += spent[1]
+    """Append to ``root/costs.jsonl`` the wall and CPU seconds (its ended worker processes
+    included) this process spent making ``made`` (a path under ``root``) — from ``since``
+    (``_clocks()`` when the work began) or the block's start to its end, less what was
+    recorded inside that span — once the block succeeds: where a build's minutes went, read
+    back by ``read_costs``. Timing only: nothing computed reads it."""
+    start = since or _clocks()
+    yield
+    end = _clocks()
+    inner, reach = [0.0, 0.0], start[0]
+    for w0, w1, c0, c1 in sorted(s for s in _SPANS if s[0] >= start[0] and s[1] <= end[0]):
+        if w0 >= reach:  # the outermost spans inside only
+            inner, reach = [inner[0] + w1 - w0, inner[1] + c1 - c0], w1
+    _SPANS.append((start[0], end[0], start[1], end[1]))
     line = {
         "made": Path(made).relative_to(root).as_posix(),
         "stage": stage,
-        "cpu_s": round(spent[0] - inner[0], 2),
-        "wall_s": round(spent[1] - inner[1], 2),
+        "cpu_s": round(end[1] - start[1] - inner[1], 2),
+        "wall_s": round(end[0] - start[0] - inner[0], 2),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     with (Path(root) / COSTS).open("a", encoding="utf-8") as fh:
@@ -351,17 +368,18 @@ def costed(
 
 def read_costs(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The cost lines of every ledger under ``root`` whose thing is still there (the last line
-    of each, so a thing made again counts once), its ``made`` path relative to ``root``."""
-    out: dict[Path, dict[str, Any]] = {}
+    of each, so a thing made again counts once; ``path#part`` names a part of a file, such
+    as a batch of model calls in the score cache), ``made`` relative to ``root``."""
+    out: dict[str, dict[str, Any]] = {}
     for ledger in sorted(Path(root).rglob(COSTS)):
         for text in ledger.read_text(encoding="utf-8").splitlines():
             try:
                 line = json.loads(text)
-                path = ledger.parent / line["made"]
+                made = (ledger.parent / line["made"]).relative_to(root).as_posix()
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by an interrupted write
-            if path.exists():
-                out[path] = line | {"made": path.relative_to(root).as_posix()}
+            if (Path(root) / made.split("#")[0]).exists():
+                out[made] = line | {"made": made}
     return list(out.values())
 
 

@@ -127,25 +127,36 @@ def test_a_folder_of_another_run_is_refused_naming_what_differs(tmp_path, monkey
         claim_folder(tmp_path / "mine", Artifact("audit", {}))
 
 
-def test_the_ledger_records_each_artifact_once_without_what_nested_work_recorded(tmp_path):
+def test_the_ledger_costs_each_artifact_from_its_miss_without_what_was_recorded_inside(tmp_path):
     box = Store(tmp_path)
     outer, inner = Artifact("runs", {"x": 1}, "outer"), Artifact("models", {"x": 2}, "inner")
     spin = lambda s: sum(i * i for i in range(int(s * 4e6)))  # noqa: E731  about s CPU-seconds
+    assert box.get(outer) is None  # the making begins here: the work before put counts
+    spin(0.1)
+    assert box.get(inner) is None
+    spin(0.3)
+    with box.put(inner):
+        pass
+    with store.costed(tmp_path, tmp_path / "scores.sqlite#generate#1", "model calls: generate"):
+        spin(0.2)
+    (tmp_path / "scores.sqlite").write_text("")
     with box.put(outer) as tmp:
-        spin(0.1)
-        with box.put(inner):
-            spin(0.3)
         (tmp / "x").write_text("x")
     with pytest.raises(RuntimeError), box.put(Artifact("runs", {"x": 3}, "failed")):
         raise RuntimeError("interrupted: no line, no artifact")
-    with box.put(outer):  # made again: its last line counts
-        spin(0.05)
     costs = {c["made"]: c for c in store.read_costs(tmp_path)}
-    assert set(costs) == {box.path(outer).relative_to(tmp_path).as_posix(),
-                          box.path(inner).relative_to(tmp_path).as_posix()}  # fmt: skip
     own, nested = costs[f"runs/outer-{outer.key}"], costs[f"models/inner-{inner.key}"]
+    calls = costs["scores.sqlite#generate#1"]
+    assert len(costs) == 3 and calls["stage"] == "model calls: generate"
     assert own["stage"] == "runs" and nested["stage"] == "models"
-    assert nested["cpu_s"] > 2 * own["cpu_s"] > 0  # the outer block's time without the inner's
+    assert nested["cpu_s"] > 2 * own["cpu_s"] > 0  # the outer's own time, without the inner's
+    assert calls["cpu_s"] > own["cpu_s"]  # and without the calls made inside it
+    with box.put(outer):  # made again: its last line counts
+        pass
+    assert store.read_costs(tmp_path)[-1]["cpu_s"] < own["cpu_s"]
     (tmp_path / store.COSTS).open("a").write('{"made": "runs/cut')  # an interrupted write
     store._remove(box.path(inner))
-    assert [c["stage"] for c in store.read_costs(tmp_path)] == ["runs"]  # only what is there
+    assert sorted(c["stage"] for c in store.read_costs(tmp_path)) == [
+        "model calls: generate",
+        "runs",
+    ]  # only what is still there

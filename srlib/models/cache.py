@@ -8,7 +8,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from srlib.errors import CacheError, NotBuilt
 from srlib.models.base import GenerationSettings, TokenScores
-from srlib.store import digest
+from srlib.store import costed, digest
 
 
 class DiskCache:
@@ -132,12 +132,18 @@ class CachedModel:
             desc=f"{what[0]} ({self.fingerprint[:24]})",
             disable=not self.progress or not order,
         )
-        for i in range(0, len(order), self.chunk):
-            batch = order[i : i + self.chunk]
-            results = compute([todo[k] for k in batch])
-            self.cache.put_many(dict(zip(batch, results, strict=True)))
-            have.update(self.cache.get_many(batch))  # the stored value, whoever stored it
-            self.computed += len(batch)
-            bar.update(len(batch))
+        made = f"{self.cache.path}#{what[0]}#{digest(order)}"  # in the ledger beside the cache
+        with (
+            costed(self.cache.path.parent, made, f"model calls: {what[0]}")
+            if order
+            else nullcontext()
+        ):
+            for i in range(0, len(order), self.chunk):
+                batch = order[i : i + self.chunk]
+                results = compute([todo[k] for k in batch])
+                self.cache.put_many(dict(zip(batch, results, strict=True)))
+                have.update(self.cache.get_many(batch))  # the stored value, whoever stored it
+                self.computed += len(batch)
+                bar.update(len(batch))
         bar.close()
         return [have[k] for k in keys]
