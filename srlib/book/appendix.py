@@ -99,7 +99,7 @@ def _costs(cache: Path) -> list[str]:
     work done by an earlier build and reused by this one counts where it was done)."""
     rows = read_costs(cache) if cache.exists() else []
     if not rows:
-        return ["Nothing in the cache recorded what it cost to make.", ""]
+        return ["### Where the minutes went", "", "Nothing in the cache recorded its cost.", ""]
     table = (
         pd.DataFrame(rows)
         .groupby("stage")
@@ -108,6 +108,8 @@ def _costs(cache: Path) -> list[str]:
     table = table.sort_values("cpu", ascending=False)
     total = table.cpu.sum()
     out = [
+        "### Where the minutes went",
+        "",
         f"Making what the cache holds took {total / 60:,.1f} CPU-minutes in all, by stage "
         "(each thing's own work, without what it reused):",
         "",
