@@ -23,17 +23,16 @@ import itertools
 import json
 import os
 import shutil
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from srlib.costs import MISSED, clocks, costed
 from srlib.errors import InputError
 
 MANIFEST = "srlib-manifest.json"
-COSTS = "costs.jsonl"  # each root's ledger: what making each thing under it cost
 _WRITES = itertools.count()  # numbers this process's temporary paths, so no two collide
 SRLIB = Path(__file__).resolve().parent
 
@@ -292,7 +291,7 @@ class Store:
         follows is costed from here, see ``costed``)."""
         found = self._found(artifact)
         if found is None:
-            _MISSED[self.path(artifact)] = _clocks()
+            MISSED[self.path(artifact)] = clocks()
         return found
 
     def _found(self, artifact: Artifact) -> Path | None:
@@ -318,69 +317,11 @@ class Store:
 
         target = self.path(artifact)
         with (
-            costed(self.root, target, artifact.kind, _MISSED.pop(target, None)),
+            costed(self.root, target, artifact.kind, MISSED.pop(target, None)),
             atomic_path(target, folder=True, keep=keep) as tmp,
         ):
             yield tmp
             write_json(tmp / MANIFEST, artifact.manifest())
-
-
-_MISSED: dict[Path, tuple[float, float]] = {}  # artifact folder → clocks when found missing
-_SPANS: list[tuple[float, float, float, float]] = []  # (wall0, wall1, cpu0, cpu1) recorded here
-
-
-def _clocks() -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process and of its children that have ended)."""
-    t = os.times()
-    return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
-
-
-@contextlib.contextmanager
-def costed(
-    root: str | os.PathLike[str],
-    made: str | os.PathLike[str],
-    stage: str,
-    since: tuple[float, float] | None = None,
-) -> Iterator[None]:
-    """Append to ``root/costs.jsonl`` the wall and CPU seconds (its ended worker processes
-    included) this process spent making ``made`` (a path under ``root``) — from ``since``
-    (``_clocks()`` when the work began) or the block's start to its end, less what was
-    recorded inside that span — once the block succeeds: where a build's minutes went, read
-    back by ``read_costs``. Timing only: nothing computed reads it."""
-    start = since or _clocks()
-    yield
-    end = _clocks()
-    inner, reach = [0.0, 0.0], start[0]
-    for w0, w1, c0, c1 in sorted(s for s in _SPANS if s[0] >= start[0] and s[1] <= end[0]):
-        if w0 >= reach:  # the outermost spans inside only
-            inner, reach = [inner[0] + w1 - w0, inner[1] + c1 - c0], w1
-    _SPANS.append((start[0], end[0], start[1], end[1]))
-    line = {
-        "made": Path(made).relative_to(root).as_posix(),
-        "stage": stage,
-        "cpu_s": round(end[1] - start[1] - inner[1], 2),
-        "wall_s": round(end[0] - start[0] - inner[0], 2),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    with (Path(root) / COSTS).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(line) + "\n")
-
-
-def read_costs(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The cost lines of every ledger under ``root`` whose thing is still there (the last line
-    of each, so a thing made again counts once; ``path#part`` names a part of a file, such
-    as a batch of model calls in the score cache), ``made`` relative to ``root``."""
-    out: dict[str, dict[str, Any]] = {}
-    for ledger in sorted(Path(root).rglob(COSTS)):
-        for text in ledger.read_text(encoding="utf-8").splitlines():
-            try:
-                line = json.loads(text)
-                made = (ledger.parent / line["made"]).relative_to(root).as_posix()
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by an interrupted write
-            if (Path(root) / made.split("#")[0]).exists():
-                out[made] = line | {"made": made}
-    return list(out.values())
 
 
 def key_of(path: str | os.PathLike[str]) -> str:

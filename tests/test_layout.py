@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRLIB = Path(__file__).resolve().parent.parent / "srlib"
 
 LAYERS = [
-    {"errors", "jsonl", "codetext", "localfiles", "samples", "store"},
+    {"errors", "jsonl", "codetext", "localfiles", "samples", "costs", "store"},
     {"stats"},  # the statistics both studies and the testbed share; it imports neither
     {"execution"},
     {"benchmarks"},

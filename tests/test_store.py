@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from srlib import store
+from srlib import costs, store
 from srlib.store import (
     MANIFEST,
     PRODUCERS,
@@ -137,26 +137,26 @@ def test_the_ledger_costs_each_artifact_from_its_miss_without_what_was_recorded_
     spin(0.3)
     with box.put(inner):
         pass
-    with store.costed(tmp_path, tmp_path / "scores.sqlite#generate#1", "model calls: generate"):
+    with costs.costed(tmp_path, tmp_path / "scores.sqlite#generate#1", "model calls: generate"):
         spin(0.2)
     (tmp_path / "scores.sqlite").write_text("")
     with box.put(outer) as tmp:
         (tmp / "x").write_text("x")
     with pytest.raises(RuntimeError), box.put(Artifact("runs", {"x": 3}, "failed")):
         raise RuntimeError("interrupted: no line, no artifact")
-    costs = {c["made"]: c for c in store.read_costs(tmp_path)}
-    own, nested = costs[f"runs/outer-{outer.key}"], costs[f"models/inner-{inner.key}"]
-    calls = costs["scores.sqlite#generate#1"]
-    assert len(costs) == 3 and calls["stage"] == "model calls: generate"
+    lines = {c["made"]: c for c in costs.read_costs(tmp_path)}
+    own, nested = lines[f"runs/outer-{outer.key}"], lines[f"models/inner-{inner.key}"]
+    calls = lines["scores.sqlite#generate#1"]
+    assert len(lines) == 3 and calls["stage"] == "model calls: generate"
     assert own["stage"] == "runs" and nested["stage"] == "models"
     assert nested["cpu_s"] > 2 * own["cpu_s"] > 0  # the outer's own time, without the inner's
     assert calls["cpu_s"] > own["cpu_s"]  # and without the calls made inside it
     with box.put(outer):  # made again: its last line counts
         pass
-    assert store.read_costs(tmp_path)[-1]["cpu_s"] < own["cpu_s"]
-    (tmp_path / store.COSTS).open("a").write('{"made": "runs/cut')  # an interrupted write
+    assert costs.read_costs(tmp_path)[-1]["cpu_s"] < own["cpu_s"]
+    (tmp_path / costs.COSTS).open("a").write('{"made": "runs/cut')  # an interrupted write
     store._remove(box.path(inner))
-    assert sorted(c["stage"] for c in store.read_costs(tmp_path)) == [
+    assert sorted(c["stage"] for c in costs.read_costs(tmp_path)) == [
         "model calls: generate",
         "runs",
     ]  # only what is still there

@@ -34,6 +34,7 @@ from srlib.audit.summary import (
     without_chance,
 )
 from srlib.benchmarks import load_benchmark
+from srlib.costs import costed
 from srlib.detection import registry
 from srlib.detection.decide import contrasted
 from srlib.detection.detect import SETTINGS, detect
@@ -42,7 +43,7 @@ from srlib.detection.plugins import load as load_plugins
 from srlib.detection.plugins import rules
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
-from srlib.store import Artifact, atomic_path, check_folder, claim_folder, costed, digest
+from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
 
 

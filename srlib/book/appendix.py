@@ -17,9 +17,10 @@ import pandas as pd
 
 from srlib.book.digests import collect
 from srlib.book.download import csv_link
+from srlib.costs import read_costs
 from srlib.models import numerics
 from srlib.models.cpu import bf16_units
-from srlib.store import read_costs, write_json
+from srlib.store import write_json
 
 PACKAGES = (
     "srlib",

@@ -14,9 +14,10 @@ from typing import Any
 
 from tqdm import tqdm
 
+from srlib.costs import costed
 from srlib.errors import CacheError, NotBuilt
 from srlib.models.base import GenerationSettings, TokenScores
-from srlib.store import costed, digest
+from srlib.store import digest
 
 
 class DiskCache:

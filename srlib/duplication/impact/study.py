@@ -22,6 +22,7 @@ import pandas as pd
 from sklearn.metrics import f1_score, matthews_corrcoef, precision_score, recall_score
 from tqdm import tqdm
 
+from srlib.costs import costed
 from srlib.duplication.data.secretdata import SecretRecord
 from srlib.duplication.dedup.partition import partition
 from srlib.duplication.impact.budget import budget_table, equal_steps, largest_training_fold
@@ -39,7 +40,6 @@ from srlib.store import (
     Artifact,
     atomic_path,
     claim_folder,
-    costed,
     digest,
     text_digest,
     write_json,
