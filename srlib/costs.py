@@ -33,43 +33,48 @@ def costed(
     made: str | os.PathLike[str],
     stage: str,
     since: tuple[float, float] | None = None,
+    part: str = "",
 ) -> Iterator[None]:
-    """Append to ``root/costs.jsonl`` the wall and CPU seconds (its ended worker processes
-    included) this process spent making ``made`` (a path under ``root``) — from ``since``
-    (``clocks()`` when the work began) or the block's start to its end, less what was
-    recorded inside that span — once the block succeeds: where a build's minutes went, read
-    back by ``read_costs``. Timing only: nothing computed reads it."""
+    """Record in ``root/costs.jsonl``, once the block succeeds, what making ``made`` (a path
+    under ``root``; ``part``: which part of that file) cost this process from ``since`` (the
+    ``clocks()`` where the work began) or the block's start: wall and CPU seconds, ended
+    child processes included, less the spans recorded inside it (each has a line of its own).
+    Timing only: a ledger that cannot be written loses the line, never the work."""
+    relative = Path(made).relative_to(root).as_posix()  # a path outside root fails up front
     start = since or clocks()
     yield
     end = clocks()
+    inside = [s for s in _SPANS if s[0] >= start[0] and s[1] <= end[0]]
     inner, reach = [0.0, 0.0], start[0]
-    for w0, w1, c0, c1 in sorted(s for s in _SPANS if s[0] >= start[0] and s[1] <= end[0]):
+    for w0, w1, c0, c1 in sorted(inside):
         if w0 >= reach:  # the outermost spans inside only
             inner, reach = [inner[0] + w1 - w0, inner[1] + c1 - c0], w1
-    _SPANS.append((start[0], end[0], start[1], end[1]))
+    _SPANS[:] = [s for s in _SPANS if s not in inside] + [(start[0], end[0], start[1], end[1])]
     line = {
-        "made": Path(made).relative_to(root).as_posix(),
+        "made": relative,
+        "part": part,
         "stage": stage,
         "cpu_s": round(end[1] - start[1] - inner[1], 2),
         "wall_s": round(end[0] - start[0] - inner[0], 2),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    with (Path(root) / COSTS).open("a", encoding="utf-8") as fh:
+    with contextlib.suppress(OSError), (Path(root) / COSTS).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")
 
 
 def read_costs(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The cost lines of every ledger under ``root`` whose thing is still there (the last line
-    of each, so a thing made again counts once; ``path#part`` names a part of a file, such
-    as a batch of model calls in the score cache), ``made`` relative to ``root``."""
-    out: dict[str, dict[str, Any]] = {}
+    """The lines of every ledger under ``root`` whose thing is still there, the last one per
+    thing (made again, it counts once), ``made`` relative to ``root``: what ``costed`` wrote."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
     for ledger in sorted(Path(root).rglob(COSTS)):
-        for text in ledger.read_text(encoding="utf-8").splitlines():
+        for text in ledger.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 line = json.loads(text)
                 made = (ledger.parent / line["made"]).relative_to(root).as_posix()
+                ok = isinstance(line["stage"], str) and isinstance(line.get("part", ""), str)
+                ok = ok and all(isinstance(line[k], int | float) for k in ("cpu_s", "wall_s"))
             except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by an interrupted write
-            if (Path(root) / made.split("#")[0]).exists():
-                out[made] = line | {"made": made}
+                continue  # a line cut short by an interrupted write, or not one of ours
+            if ok and (Path(root) / made).exists():
+                out[made, line.get("part", "")] = line | {"made": made}
     return list(out.values())

@@ -21,6 +21,7 @@ def executed(path, parameters, printed, tags=("headline",)):
     nb.metadata["papermill"] = {
         "parameters": parameters,
         "duration": 90.0,
+        "start_time": "2026-12-01T04:58:30.000000+00:00",
         "end_time": "2026-12-01T05:00:00.000000+00:00",
     }
     nbformat.write(nb, path)
@@ -32,11 +33,22 @@ def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
     cache = tmp_path / ".srlib-cache"
     cache.mkdir()
     (cache / "scores.sqlite").write_bytes(b"x" * 2**20)
-    for made, stage, cpu in (("m/a", "models", 600), ("m/b", "models", 300), ("t/c", "tables", 60)):
-        (cache / made).mkdir(parents=True)
-        line = {"made": made, "stage": stage, "cpu_s": cpu, "wall_s": cpu + 6}
-        with (cache / "costs.jsonl").open("a") as fh:
-            fh.write(json.dumps(line) + "\n")
+    made = [
+        ("m/a", "models", 600, "2026-12-01T04:59:00Z"),
+        ("m/b", "models", 300, "2026-12-01T04:59:30Z"),
+        ("t/c", "tables", 60, "2026-12-01T04:59:50Z"),
+        ("scores.sqlite", "model calls: generate", 120, "2026-12-01T04:59:59Z"),
+        ("m/old", "models", 900, "2026-11-30T10:00:00Z"),  # an earlier build's, reused
+        ("m/gone", "models", 900, "2026-12-01T04:59:00Z"),  # no longer in the cache
+    ]
+    with (cache / "costs.jsonl").open("a") as fh:
+        for path, stage, cpu, finished in made:
+            if path.startswith("m/") and path != "m/gone":
+                (cache / path).mkdir(parents=True)
+            line = {"made": path, "stage": stage, "cpu_s": cpu, "wall_s": cpu + 6}
+            fh.write(json.dumps(line | {"part": "", "finished": finished}) + "\n")
+        fh.write('{"made": "m/a", "stage": 3}\n{"made": "m/a", "cpu_')  # not ours, cut short
+    (cache / "t/c").mkdir(parents=True)
     a = executed(tmp_path / "00-a.ipynb", {"limit": 5, "benchmarks": ["mbpp"]}, "hello")
     b = executed(tmp_path / "01-b.ipynb", {}, "", tags=())
     page = write_appendix(tmp_path, [a, b], cache).read_text()
@@ -45,8 +57,13 @@ def test_appendix_lists_machine_packages_and_each_chapter_as_run(tmp_path):
     assert '| `benchmarks` | `["mbpp"]` |' in page and "in 1.5 min" in page
     assert "### 01-b" in page and "Its defaults" in page
     assert "not a git checkout" in page  # tmp_path is no repository
-    assert "took 16.0 CPU-minutes in all" in page
-    assert "| models | 2 | 15.0 | 15.2 | 94% |\n| tables | 1 | 1.0 | 1.1 | 6% |" in page
+    assert "this build made took 18.0 CPU-minutes" in page
+    assert "1 things made earlier (15.0 CPU-minutes when they were made) were reused" in page
+    assert (
+        "| training: base and reference models | 2 | 15.0 | 15.2 | 83% |\n"
+        "| generation (black-box detectors) | 1 | 2.0 | 2.1 | 11% |\n"
+        "| detection tables (beside their model calls) | 1 | 1.0 | 1.1 | 6% |"
+    ) in page
 
 
 def test_headline_is_what_the_tagged_cells_printed(tmp_path):

@@ -137,16 +137,16 @@ def test_the_ledger_costs_each_artifact_from_its_miss_without_what_was_recorded_
     spin(0.3)
     with box.put(inner):
         pass
-    with costs.costed(tmp_path, tmp_path / "scores.sqlite#generate#1", "model calls: generate"):
+    with costs.costed(tmp_path, tmp_path / "scores.sqlite", "model calls: generate", part="1"):
         spin(0.2)
     (tmp_path / "scores.sqlite").write_text("")
     with box.put(outer) as tmp:
         (tmp / "x").write_text("x")
     with pytest.raises(RuntimeError), box.put(Artifact("runs", {"x": 3}, "failed")):
         raise RuntimeError("interrupted: no line, no artifact")
-    lines = {c["made"]: c for c in costs.read_costs(tmp_path)}
+    lines = {c["made"] + c["part"]: c for c in costs.read_costs(tmp_path)}
     own, nested = lines[f"runs/outer-{outer.key}"], lines[f"models/inner-{inner.key}"]
-    calls = lines["scores.sqlite#generate#1"]
+    calls = lines["scores.sqlite1"]
     assert len(lines) == 3 and calls["stage"] == "model calls: generate"
     assert own["stage"] == "runs" and nested["stage"] == "models"
     assert nested["cpu_s"] > 2 * own["cpu_s"] > 0  # the outer's own time, without the inner's
@@ -155,6 +155,9 @@ def test_the_ledger_costs_each_artifact_from_its_miss_without_what_was_recorded_
         pass
     assert costs.read_costs(tmp_path)[-1]["cpu_s"] < own["cpu_s"]
     (tmp_path / costs.COSTS).open("a").write('{"made": "runs/cut')  # an interrupted write
+    outside = costs.costed(tmp_path / "runs", tmp_path / "elsewhere", "runs")
+    with pytest.raises(ValueError), outside:  # a thing outside the ledger's folder: refused
+        raise AssertionError("never reached: refused before any work")
     store._remove(box.path(inner))
     assert sorted(c["stage"] for c in costs.read_costs(tmp_path)) == [
         "model calls: generate",

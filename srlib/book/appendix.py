@@ -6,10 +6,12 @@ landing page's headline (the printed output of the cells tagged ``headline``).""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import platform
 import subprocess
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -95,30 +97,64 @@ def _size(folder: Path) -> str:
     return f"{total / 2**20:,.1f} MiB"
 
 
-def _costs(cache: Path) -> list[str]:
-    """What making the cached things cost, by stage, most CPU first (the store's ledgers:
-    work done by an earlier build and reused by this one counts where it was done)."""
-    rows = read_costs(cache) if cache.exists() else []
-    if not rows:
-        return ["### Where the minutes went", "", "Nothing in the cache recorded its cost.", ""]
+STAGES = {
+    "corpus": "corpus: read and decontaminated",
+    "variants": "variants: made and executed",
+    "models": "training: base and reference models",
+    "runs": "training: continued pre-training (leaks, controls)",
+    "model calls: logprobs/f32": "scoring: token log-probabilities",
+    "model calls: generate": "generation (black-box detectors)",
+    "tables": "detection tables (beside their model calls)",
+    "plugin-scores": "plug-in scores (beside their model calls)",
+}
+"""The ledgers' stages as the appendix names them (others, such as a study's detectors, as
+they are)."""
+
+
+def _started(executed: list[Path]) -> str:
+    """When the earliest chapter on the page started executing, as the ledgers write times."""
+    starts = []
+    for path in executed:
+        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("papermill", {})
+        with contextlib.suppress(TypeError, ValueError):
+            moment = datetime.fromisoformat(meta.get("start_time"))
+            starts.append(moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return min(starts, default="")
+
+
+def _costs(cache: Path, since: str) -> list[str]:
+    """What the chapters on the page spent making what the cache holds (ledger lines written
+    since ``since``), by stage, most CPU first; what earlier builds made is only counted."""
+    rows = pd.DataFrame(read_costs(cache) if cache.exists() else [])
+    head = ["### Where the minutes went", ""]
+    if rows.empty:
+        return [*head, "Nothing in the cache recorded what making it cost.", ""]
+    mine = rows.finished.fillna("") >= since
+    earlier = "" if mine.all() else (
+        f" {int((~mine).sum())} things made earlier ({rows.cpu_s[~mine].sum() / 60:,.1f} "
+        "CPU-minutes when they were made) were reused."
+    )  # fmt: skip
     table = (
-        pd.DataFrame(rows)
+        rows[mine]
+        .assign(stage=lambda t: t.stage.map(lambda s: STAGES.get(s, s)))
         .groupby("stage")
-        .agg(made=("made", "size"), cpu=("cpu_s", "sum"), wall=("wall_s", "sum"))
+        .agg(entries=("made", "size"), cpu=("cpu_s", "sum"), wall=("wall_s", "sum"))
+        .sort_values("cpu", ascending=False)
     )
-    table = table.sort_values("cpu", ascending=False)
     total = table.cpu.sum()
+    if table.empty or total <= 0:
+        return [*head, f"This build made nothing the ledgers record.{earlier}", ""]
     out = [
-        "### Where the minutes went",
+        *head,
+        f"Making what this build made took {total / 60:,.1f} CPU-minutes, by stage: each "
+        "thing's own work, what it needed made inside it counted in that thing's row; an "
+        f"entry is one artifact, or one set of model calls.{earlier}",
         "",
-        f"Making what the cache holds took {total / 60:,.1f} CPU-minutes in all, by stage "
-        "(each thing's own work, without what it reused):",
-        "",
-        "| stage | things made | CPU min | wall min | share of CPU |",
+        "| stage | entries | CPU min | wall min | share of CPU |",
         "|---|---:|---:|---:|---:|",
     ]
     out += [
-        f"| {stage} | {r.made} | {r.cpu / 60:,.1f} | {r.wall / 60:,.1f} | {r.cpu / total:.0%} |"
+        f"| {stage} | {r.entries} | {r.cpu / 60:,.1f} | {r.wall / 60:,.1f} | {r.cpu / total:.0%} |"
         for stage, r in table.iterrows()
     ]
     return [*out, ""]
@@ -203,7 +239,7 @@ def write_appendix(root: Path, executed: list[Path], cache: Path) -> Path:
         "",
         f"## Cache\n\n`{cache.name}/` holds {_size(cache)} of trained models, runs and scores.",
         "",
-        *_costs(cache),
+        *_costs(cache, _started(executed)),
         *_digests(root, executed),
         "## Chapters as run",
         "",

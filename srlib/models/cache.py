@@ -133,12 +133,13 @@ class CachedModel:
             desc=f"{what[0]} ({self.fingerprint[:24]})",
             disable=not self.progress or not order,
         )
-        made = f"{self.cache.path}#{what[0]}#{digest(order)}"  # in the ledger beside the cache
-        with (
-            costed(self.cache.path.parent, made, f"model calls: {what[0]}")
-            if order
-            else nullcontext()
-        ):
+        cost = costed(
+            self.cache.path.parent,  # the ledger beside the cache: one line per computed set
+            self.cache.path,
+            f"model calls: {what[0]}",
+            part=f"{what[0]} {digest(order)}",
+        )
+        with cost if order else nullcontext():
             for i in range(0, len(order), self.chunk):
                 batch = order[i : i + self.chunk]
                 results = compute([todo[k] for k in batch])
