@@ -89,8 +89,9 @@ def text_digest(texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-DIGEST_ORDER = ("numerics", "corpus", "model", "scores", "claims")  # a build's pipeline, earliest
-# first: the kernels it computed with (``srlib.models.numerics``), then what it built
+DIGEST_ORDER = ("numerics", "corpus", "model", "scores", "claims", "duplication")  # a build's
+# pipeline, earliest first: the kernels it computed with (``srlib.models.numerics``), then what
+# it built; the duplication studies' tables last
 _NOT_RESULTS = {MANIFEST}  # the store's manifest holds paths and code hashes, not results
 
 

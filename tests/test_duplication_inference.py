@@ -139,6 +139,8 @@ def test_a_nearest_neighbour_memoriser_is_found_memorising(where, background_job
     assert found["family"] == 6  # two net drops, its gain, and it against the rule thrice
     assert found["rule net drop"] == 0
     assert "MCC: memorisation (family-wise" in found["said"][0]
+    published = {"fold results", "mcc", "steps", "duplicate-gain", "interval-widths"}
+    assert published <= set(found["digests"]) and set(found["digests"].values()) == {"duplication"}
 
 
 def test_the_family_is_every_test_the_verdicts_read_and_holm_adjusts_it():

@@ -9,6 +9,7 @@ the tests read its answers; any other, or a test run alone, computes its check i
 from __future__ import annotations
 
 import ast
+import io
 import warnings
 
 EARLY = ("mbpp_rename_problems", "humaneval_rename_problems")  # before the quick chapters
@@ -75,7 +76,7 @@ def memoriser_study(records: list, folder: str) -> dict:
     Mixed, Unique and File, the book's feature count) on ``records``, analysed: the
     memoriser's memorisation test (``drops.duplicate_gain``) and what the verdicts say."""
     from srlib.duplication.impact.analysis import analyse
-    from srlib.duplication.impact.study import PROFILES, prepare, run_study
+    from srlib.duplication.impact.study import PROFILES, prepare, read_results, run_study
 
     config = PROFILES["quick"].replace(
         models=("shape rule", "nearest neighbour"),
@@ -86,7 +87,11 @@ def memoriser_study(records: list, folder: str) -> dict:
     run_study(prepared.data, prepared.folds, config, folder, progress=False)
     found = analyse(prepared, folder, n_boot=200)
     gain = found.gain.loc["nearest neighbour"]
+    rows = found.digests(read_results(folder, config))
+    for row in rows:  # what the chapter publishes, kept as the appendix keeps it
+        row.pop("frame").to_parquet(io.BytesIO())
     return {
+        "digests": {r["name"]: r["what"] for r in rows},
         "gain": [float(gain.gain), float(gain.low), float(gain.high)],
         "family-wise": str(gain["family-wise"]),
         "family": found.family_size,

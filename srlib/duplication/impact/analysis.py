@@ -24,6 +24,7 @@ from srlib.duplication.impact.drops import (
 from srlib.duplication.impact.scenarios import SCENARIOS
 from srlib.duplication.impact.study import Prepared
 from srlib.stats.resample import LEVELS, ClusterBootstrap
+from srlib.store import frame_row
 
 
 @dataclass
@@ -42,9 +43,9 @@ class Analysis:
     widths: pd.DataFrame
     family_size: int
 
-    def write(self, out: str | Path) -> list[Path]:
-        """Every table as CSV in ``out``; the paths written."""
-        tables = {
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by the name it is written and published under."""
+        return {
             "mcc": self.mcc,
             "steps": self.steps,
             "duplicate-gain": self.gain,
@@ -52,8 +53,20 @@ class Analysis:
             "random-forest-net-drop": self.rf_net,
             "interval-widths": self.widths,
         }
+
+    def digests(self, results: pd.DataFrame, curve: pd.DataFrame | None = None) -> list[dict]:
+        """Digest rows of the study's numbers (``book.digests.publish``): the per-fold
+        results, every table and the learning curve, so two builds compare them too."""
+        rows = [frame_row("duplication", "fold results", results)]
+        rows += [frame_row("duplication", name, t) for name, t in self.tables().items()]
+        return rows + (
+            [frame_row("duplication", "learning curve", curve)] if curve is not None else []
+        )
+
+    def write(self, out: str | Path) -> list[Path]:
+        """Every table as CSV in ``out``; the paths written."""
         paths = []
-        for name, table in tables.items():
+        for name, table in self.tables().items():
             paths.append(Path(out) / f"{name}.csv")
             table.to_csv(paths[-1])
         return paths
