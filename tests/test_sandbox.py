@@ -48,8 +48,36 @@ def test_early_exit_zero_is_not_a_pass(exit_call):
 def test_infinite_loop_times_out_quickly():
     start = time.perf_counter()
     r = run("while True:\n    pass", timeout=1.0)
-    assert r.status == "timeout"
+    assert r.status == "timeout" and "CPU-time" in r.reason
     assert time.perf_counter() - start < 5
+
+
+BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < {}:\n    pass"
+
+
+def test_time_spent_waiting_is_not_cpu_time():
+    r = run("import time\ntime.sleep(2.5)", timeout=1.0)
+    assert r.passed and r.duration > 2.5
+
+
+def test_a_program_sharing_the_cpu_passes_as_it_does_alone():
+    """A program needing 0.6 s of CPU under a 1 s limit passes with three runs per core beside
+    it, where each takes well over a second of wall-clock time (a wall-clock limit drops it)."""
+    crowd = 3 * min(os.cpu_count() or 1, 8)
+    results = run_programs([BUSY.format(0.6)] * crowd, workers=crowd, progress=False, timeout=1.0)
+    assert all(r.passed for r in results), {r.reason for r in results}
+
+
+def test_a_program_that_sleeps_past_the_wall_clock_net_times_out_naming_it():
+    r = run("import time\ntime.sleep(30)", limits=Limits(timeout=1.0, wall=1.5), timeout=1.0)
+    assert r.status == "timeout" and "wall-clock" in r.reason and r.duration < 10
+
+
+def test_the_wall_clock_net_is_well_above_the_cpu_limit_unless_given():
+    assert Limits(timeout=10.0).wall_seconds() == 35.0
+    assert Limits(timeout=10.0, wall=2.0).wall_seconds() == 2.0
+    with pytest.raises(ValueError, match="wall"):
+        run_program("pass", limits=Limits(wall=0.0))
 
 
 def test_sleeping_child_process_is_killed_with_the_group():
@@ -60,8 +88,9 @@ def test_sleeping_child_process_is_killed_with_the_group():
         import time; time.sleep(60)
         """,
         timeout=1.0,
+        limits=Limits(wall=1.0),
     )
-    assert r.status == "timeout"
+    assert r.status == "timeout" and "wall-clock" in r.reason
 
 
 def test_fork_bomb_is_contained():
@@ -75,7 +104,7 @@ def test_fork_bomb_is_contained():
                 pass
         """,
         timeout=2.0,
-        limits=Limits(timeout=2.0, processes=32),
+        limits=Limits(timeout=2.0, processes=32, wall=2.0),
     )
     assert r.status in {"timeout", "failed"}
     assert run("print(1)").passed  # the caller can still start programs
@@ -228,5 +257,5 @@ def test_hash_seed_makes_string_sets_deterministic():
 
 
 def test_an_explicit_timeout_overrides_the_limits_it_is_given_with():
-    r = run_program("import time\ntime.sleep(30)", timeout=1.0, limits=Limits(timeout=60.0))
-    assert r.status == "timeout" and r.duration < 20
+    r = run_program("while True:\n    pass", timeout=1.0, limits=Limits(timeout=60.0))
+    assert r.status == "timeout" and "CPU-time" in r.reason and r.duration < 20

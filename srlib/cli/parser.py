@@ -73,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
     p = command("check", "run a benchmark's reference solutions in the sandbox")
     p.add_argument("benchmark", help="registry name or jsonl:PATH")
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per program")
+    p.add_argument("--timeout", type=float, default=10.0, help="CPU seconds per program")
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
     p.add_argument("--output", help="write the per-sample table to this CSV file")
     p.set_defaults(func=commands._check)

@@ -2,7 +2,11 @@
 
 Each run gets a fresh isolated interpreter (``python -I``) in its own session and process
 group, a temporary working directory removed afterwards, a stripped environment, and
-resource limits (address space, CPU time, file size, processes). When the caller is root
+resource limits (address space, CPU time, file size, processes). The limit that decides a
+timeout is CPU time, which a busy machine does not change: under a wall-clock limit a program
+that needs 5 s of CPU passes alone and times out beside other work, and a sample is dropped
+from one build and kept in the next. A wall-clock net, well above it, stops programs that
+sleep or block. When the caller is root
 (containers, CI) it also gets a private network namespace and an unprivileged uid of its
 own, which can read but not write the machine's files, and every process of that uid is
 killed when the run ends. A program passes only if it exits 0 *and* the launcher reports
@@ -50,7 +54,14 @@ _uid_lock = threading.Lock()
 class Limits:
     """Resource limits for one run."""
 
-    timeout: float = 10.0  # wall-clock seconds before the process group is killed
+    timeout: float = 10.0  # CPU seconds the program may use (RLIMIT_CPU, whole seconds, rounded up)
+    wall: float | None = None  # wall-clock seconds before the process group is killed (a program
+    # that sleeps or blocks); None: ``3 × timeout + 5``, room for a CPU shared with other work
+
+    def wall_seconds(self) -> float:
+        """The wall-clock net: ``wall``, or three times the CPU limit and five seconds."""
+        return self.wall if self.wall is not None else 3 * self.timeout + 5
+
     memory_mb: int = 2048  # address-space limit (RLIMIT_AS)
     file_mb: int = 16  # largest file the program may write, stdout/stderr included
     processes: int = 64  # processes + threads of the sandbox uid (enforced when root)
@@ -168,7 +179,7 @@ def _classify(
 ) -> tuple[Status, str]:
     """Map exit code, timeout flag and launcher report to a status and a reason."""
     if timed_out:
-        return "timeout", "wall-clock limit reached"
+        return "timeout", "wall-clock limit reached (the program waited or was starved of CPU)"
     if f"{nonce} memory" in report or (code == 1 and "MemoryError" in stderr[-2000:]):
         return "memory", "memory limit reached"
     if code is not None and code < 0:
@@ -198,13 +209,15 @@ def launch_spec(
         "report_fd": report_fd,
         "uid": -1 if uid is None else uid,
         "isolate_network": bool(isolate),
-        "cpu_seconds": max(1, math.ceil(lim.timeout)) + 1,
+        "cpu_seconds": max(1, math.ceil(lim.timeout)),
         "memory_bytes": lim.memory_mb * 2**20,
         "file_bytes": lim.file_mb * 2**20,
         "processes": lim.processes,
         "stack_bytes": lim.stack_mb * 2**20,
     }
     bad = [k for k, v in spec.items() if type(v) is int and v < (-1 if k == "uid" else 1)]
+    if not lim.wall_seconds() > 0:
+        bad.append(f"wall={lim.wall}")
     if bad:
         raise ValueError(f"invalid sandbox limits {bad}: {spec}")
     try:
@@ -266,7 +279,7 @@ def run_program(
             )
             os.close(write_fd)
             write_fd = -1
-            timed_out = not _wait(proc, lim.timeout)
+            timed_out = not _wait(proc, lim.wall_seconds())
             _kill_all(proc.pid, uid)
             proc.wait()
         duration = time.perf_counter() - start

@@ -30,7 +30,7 @@ from srlib.samples import Sample
 from srlib.transforms.edits import Edit, apply_edits
 from srlib.transforms.rename import analyze
 from srlib.transforms.surface import rename_problems, word_diff
-from srlib.transforms.variants import Variant, Variants, _validate
+from srlib.transforms.variants import VALIDATION_CPU_SECONDS, Variant, Variants, _validate
 
 Generate = Callable[[list[str]], list[str]]
 TEMPLATES = {
@@ -87,7 +87,7 @@ class LLMRewriter:
             else:
                 seen.add(variant.text)
                 candidates.append(variant)
-        opts = {"timeout": 10.0, "workers": None, "progress": False, **sandbox}
+        opts = {"timeout": VALIDATION_CPU_SECONDS, "workers": None, "progress": False, **sandbox}
         for variant, (ok, why) in zip(
             candidates, _validate(candidates, validate, opts), strict=True
         ):

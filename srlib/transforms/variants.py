@@ -18,6 +18,8 @@ from srlib.transforms.rename import Analysis, analyze, rename_edits
 from srlib.transforms.scopecheck import same_scopes
 
 KINDS = ("function", "variable", "test")
+VALIDATION_CPU_SECONDS = 30.0  # per variant's program: the slowest original here (mbpp/123)
+# takes about 5 s of CPU, and a CPU slower than this one must not drop a sample another keeps
 Naturalness = Callable[[list[str]], list[float]]
 
 
@@ -89,7 +91,7 @@ def make_variants_many(
     naturalness: Naturalness | None = None,
     pool: int = 4,
     rounds: int = 3,
-    timeout: float = 10.0,
+    timeout: float = VALIDATION_CPU_SECONDS,
     workers: int | None = None,
     progress: bool = True,
     avoid: Sequence[Collection[str]] | None = None,
