@@ -53,6 +53,17 @@ def test_batching_does_not_change_scores(tiny_model_dir, texts):
         np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-4)
 
 
+def test_a_text_scored_alone_has_the_same_bits_whatever_is_scored_with_it(tiny_model_dir, texts):
+    """With ``batch_size=1`` (the CPU profiles') a text's scores are a function of the model and
+    the text: the same bits in any request, in any order, beside any other texts."""
+    model = HFModel(str(tiny_model_dir), batch_size=1)
+    alone = model.token_logprobs(texts[2:3])[0]
+    for request in (texts, texts[::-1], texts[2:] + texts[:1]):
+        scored = dict(zip(request, model.token_logprobs(request), strict=True))[texts[2]]
+        for field in ("logprobs", "mean", "var"):
+            assert np.array_equal(getattr(scored, field), getattr(alone, field)), field
+
+
 def test_windows_score_every_token_once():
     for n in (1, 2, 10, 96, 97, 250, 1000):
         wins = _windows(n, 96, 48)

@@ -2,8 +2,11 @@
 
 Texts are scored in length-sorted, padded batches under ``torch.inference_mode``; texts
 longer than the context are scored with a sliding window, each token once, with as much
-left context as the window allows. float32 is the CPU default (bfloat16 matmuls are two
-orders of magnitude slower on CPUs without native support).
+left context as the window allows. A text's numbers move in their last bits with the texts
+that share its batch; ``batch_size=1`` scores each text alone, a function of the model and
+the text only (the CPU profiles' choice: about as fast for a small model on one thread).
+float32 is the CPU default (bfloat16 matmuls are two orders of magnitude slower on CPUs
+without native support).
 """
 
 from __future__ import annotations

@@ -82,10 +82,13 @@ class TestbedConfig:
     # pass autocast (weights and optimiser state float32), the ``cpu-bf16`` profile for CPUs
     # with bf16 units — other weights (``bench/precision.py`` sets the two side by side)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
-    score_batch: int = 16  # texts per forward pass
+    score_batch: int = 1  # texts per forward pass. One: a text's scores depend on the model and
+    # the text only, not on which texts shared its padded batch (partners move the last bits, and
+    # chapters running side by side decide who computes a text first); about 5% more CPU than 16
+    # for the cpu model on one thread. Batches pay on a GPU
     generate_batch: int = 32  # prompts per generation batch: decoding a small model on a CPU is
     # bound by per-step overhead, so 32 prompts decode in about 3/4 of the time of 16
-    # (``bench/generation.py``); scoring is fastest at 16
+    # (``bench/generation.py``)
     max_new_tokens: int = 48  # black-box: tokens generated after each prefix
     black_box_stages: str = "last"  # "last": the main run's last checkpoint; or "all" stages
     fpr: float = 0.05  # calibrated thresholds flag this share of the calibration split
@@ -109,7 +112,8 @@ PROFILES: dict[str, TestbedConfig] = {
     # slower); every artefact it trains is keyed apart from the ``cpu`` profile's
     "quick": TestbedConfig(
         limit=12,
-        generate_batch=16,  # the batches the lock's quick digests were recorded with
+        score_batch=16,  # the batches the lock's quick digests were recorded with
+        generate_batch=16,
         n=2,
         n_max=3,
         calibration_variants=6,
