@@ -200,13 +200,15 @@ def test_the_zoo_is_read_per_half_and_the_halves_are_compared(tmp_path):
     assert row["verdict"].endswith("memorisation beyond the benchmark's style.")
 
 
-def test_the_testbed_audit_opens_models_as_the_testbed_does(monkeypatch, tmp_path):
-    """The same device, dtype and threads: the audit reads the testbed's cached scores (a
-    model opened with other threads is another model to the score cache)."""
+def test_the_testbed_audit_opens_models_as_the_testbed_does(monkeypatch, tmp_path, tiny_model_dir):
+    """The same device, dtype, threads and batch sizes: the audit reads the testbed's cached
+    scores (a model opened with other threads or batches is another model to the cache)."""
     from types import SimpleNamespace
 
     from srlib.audit import zoo as audit_zoo
+    from srlib.audit.models import open_model
     from srlib.testbed.config import profile
+    from srlib.testbed.testbed import Testbed
 
     seen = {}
     monkeypatch.setattr(audit_zoo, "audit", lambda *args, **kwargs: seen.update(kwargs))
@@ -214,8 +216,20 @@ def test_the_testbed_audit_opens_models_as_the_testbed_does(monkeypatch, tmp_pat
     tb = SimpleNamespace(config=config, cache_dir=tmp_path, base=tmp_path / "base")
     audit_zoo.audit_testbed(tb, tmp_path / "out", {"m": "m"}, ["humaneval"], limit=5)
     assert (seen["threads"], seen["dtype"], seen["device"]) == (3, "bfloat16", "cpu")
-    assert seen["batch_size"] == config.score_batch
+    assert (seen["batch_size"], seen["generate_batch"]) == (
+        config.score_batch,
+        config.generate_batch,
+    )
     assert seen["cache"] == tmp_path / "scores.sqlite"
+    kept = profile("cpu")
+    seen.clear()
+    tb = SimpleNamespace(config=kept, cache_dir=tmp_path, base=tmp_path / "base", reading=False)
+    audit_zoo.audit_testbed(tb, tmp_path / "out", {"m": "m"}, ["humaneval"], limit=5)
+    args = [seen[k] for k in ("device", "dtype", "batch_size")]
+    audited = open_model(
+        str(tiny_model_dir), "m", *args, False, seen["threads"], seen["generate_batch"]
+    )
+    assert audited.model.fingerprint == Testbed.model(tb, tiny_model_dir).fingerprint
 
 
 def test_an_audit_model_has_the_score_cache_identity_of_the_same_model_opened_directly(

@@ -215,6 +215,28 @@ def test_cache_keys_generation_settings(hf, texts, tmp_path):
     assert cached.computed == 4 and a != b
 
 
+class PartnerMinded:
+    """A backend whose continuation of a prompt names the prompts decoded beside it."""
+
+    fingerprint = "partner-minded"
+
+    def generate(self, prompts, settings):
+        return [[f"{p} beside {sorted(set(prompts) - {p})}"] for p in prompts]
+
+
+def test_a_continuation_is_its_whole_requests_whatever_ran_first(tmp_path):
+    """Batch partners move the last bits of a decoding: a request overlapping an earlier one
+    gets what it gets alone, not the earlier request's continuations of the shared prompts."""
+    settings = GenerationSettings(max_new_tokens=4)
+    first = CachedModel(PartnerMinded(), tmp_path / "a.sqlite", progress=False)
+    first.generate(["a", "b", "c"], settings)
+    after = first.generate(["a", "d"], settings)
+    alone = CachedModel(PartnerMinded(), tmp_path / "b.sqlite", progress=False)
+    assert after == alone.generate(["a", "d"], settings)
+    assert first.generate(["d", "a", "a"], settings) == [after[1], after[0], after[0]]
+    assert first.computed == 5  # the same set of prompts, in any order, is served
+
+
 def test_token_scores_validate_shapes():
     with pytest.raises(ValueError, match="shape"):
         TokenScores(["a", "b"], np.zeros(2), np.zeros(1), np.zeros(2))

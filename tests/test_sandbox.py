@@ -49,7 +49,7 @@ def test_infinite_loop_times_out_quickly():
     start = time.perf_counter()
     r = run("while True:\n    pass", timeout=1.0)
     assert r.status == "timeout" and "CPU-time" in r.reason
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < Limits(timeout=1.0).wall_seconds()
 
 
 BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < {}:\n    pass"
@@ -61,11 +61,17 @@ def test_time_spent_waiting_is_not_cpu_time():
 
 
 def test_a_program_sharing_the_cpu_passes_as_it_does_alone():
-    """A program needing 0.6 s of CPU under a 1 s limit passes with three runs per core beside
-    it, where each takes well over a second of wall-clock time (a wall-clock limit drops it)."""
-    crowd = 3 * min(os.cpu_count() or 1, 8)
-    results = run_programs([BUSY.format(0.6)] * crowd, workers=crowd, progress=False, timeout=1.0)
+    """Three programs needing 0.6 s of CPU each, under a 1 s limit, share one core (pinned, on
+    any machine): each passes, though the crowd keeps them over a second on the clock, where a
+    wall-clock limit would drop them."""
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(saved)})  # the pool's threads and their programs inherit it
+    try:
+        results = run_programs([BUSY.format(0.6)] * 3, workers=3, progress=False, timeout=1.0)
+    finally:
+        os.sched_setaffinity(0, saved)
     assert all(r.passed for r in results), {r.reason for r in results}
+    assert max(r.duration for r in results) > 1.0
 
 
 def test_a_program_that_sleeps_past_the_wall_clock_net_times_out_naming_it():

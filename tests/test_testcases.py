@@ -98,6 +98,25 @@ def test_inputs_that_raise_are_dropped():
     assert tc.valid_candidates(plan.cases[0]) == []
 
 
+def test_a_case_is_judged_by_its_cpu_time_not_by_the_clock():
+    """Each mutated case gets a second of CPU: one that waits on the clock keeps its value (a
+    wall-clock second would drop it, and a busy machine would drop cases a quiet one keeps);
+    one that spins forever is dropped."""
+    waits = program_sample(
+        "def late(x):\n    import time\n    time.sleep(1.2)\n    return x\n",
+        "assert late(3) == 3\n",
+        "late",
+    )
+    assert tc.valid_candidates(evaluated(waits, attempts=2).cases[0])
+    spins = program_sample(
+        "def spin(x):\n    while x != 4:\n        pass\n    return x\n",
+        "assert spin(4) == 4\n",
+        "spin",
+    )
+    case = evaluated(spins, attempts=2).cases[0]
+    assert case.candidates and tc.valid_candidates(case) == []
+
+
 def test_mbpp_prompt_asserts_mirror_the_hidden_tests():
     sample = load_benchmark("mbpp", split="prompt")[1]
     plan = evaluated(sample)

@@ -48,11 +48,13 @@ def open_model(
     batch_size: int = 8,
     need_gray: bool = False,
     threads: int | None = None,
+    generate_batch: int | None = None,
 ) -> AuditModel:
     """Open ``spec`` (see the module docstring). A missing folder, an id not in the cache, a
     server that does not answer or does not serve the name is a one-line error; so is a
     server without prompt log-probs when ``need_gray``. ``threads``: a local model's CPU
-    threads of scoring (part of its score-cache identity; None: as the process has them)."""
+    threads of scoring (part of its score-cache identity; None: as the process has them);
+    ``generate_batch``: its prompts per generation batch (None: ``batch_size``)."""
     label = label or label_of(spec)
     if is_server(spec):
         from srlib.models.openai import OpenAIModel, UnsupportedByServer
@@ -73,7 +75,14 @@ def open_model(
         return AuditModel(label, spec, "server", model, gray)
     from srlib.models.hf import HFModel
 
-    model = HFModel(spec, device=device, dtype=dtype, batch_size=batch_size, threads=threads)
+    model = HFModel(
+        spec,
+        device=device,
+        dtype=dtype,
+        batch_size=batch_size,
+        generate_batch=generate_batch,
+        threads=threads,
+    )
     return AuditModel(label, spec, "hf", model, True)
 
 

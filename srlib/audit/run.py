@@ -123,6 +123,7 @@ def audit(
     device: str = "cpu",
     dtype: str = "float32",
     batch_size: int = 8,
+    generate_batch: int | None = None,
     threads: int | None = None,
     cache: str | Path | None = None,
     variants: Mapping[str, Sequence[Variants]] | None = None,
@@ -181,10 +182,10 @@ def audit(
     if control:
         sets[CONTROL] = load_benchmark(control)[:limit]
     _claim(out, spec, write=False)  # another audit's folder: say so before loading models
-    opened = []
+    opened, batches = [], (batch_size, generate_batch)
     if reference:
-        opened.append(_open(spec.ref_label, reference, spec, device, dtype, batch_size, threads))
-    opened += [_open(label, m, spec, device, dtype, batch_size, threads) for label, m in pairs]
+        opened.append(_open(spec.ref_label, reference, spec, device, dtype, batches, threads))
+    opened += [_open(label, m, spec, device, dtype, batches, threads) for label, m in pairs]
     _claim(out, spec)  # only once every input is known good
     given = dict(variants or {})
     var = {b: _variants(out, b, s, spec, given.get(b), progress) for b, s in sets.items()}
@@ -269,8 +270,9 @@ def _safe(name: str) -> str:
     return re.sub(r"[^\w.-]+", "_", name)
 
 
-def _open(label, model_spec, spec: AuditSpec, device, dtype, batch_size, threads) -> AuditModel:
-    return open_model(model_spec, label, device, dtype, batch_size, spec.setting == "gray", threads)
+def _open(label, model_spec, spec: AuditSpec, device, dtype, batches, threads) -> AuditModel:
+    gray = spec.setting == "gray"
+    return open_model(model_spec, label, device, dtype, batches[0], gray, threads, batches[1])
 
 
 def _settings(m: AuditModel, setting: str) -> list[str]:

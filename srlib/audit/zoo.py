@@ -61,8 +61,9 @@ def audit_testbed(
     """``audit`` with ``audit_plan``'s arguments (and a researcher's ``detectors``) and the
     testbed's settings and score cache,
     into a keyed folder under ``out_dir`` (a changed input gets its own). Its models are
-    opened as the testbed opens them (device, dtype, threads), so the scores the testbed
-    computed are read from the cache, not computed again, and the same holds the other way."""
+    opened as the testbed opens them (device, dtype, threads, both batch sizes), so the scores
+    the testbed computed are read from the cache, not computed again, and the same holds the
+    other way."""
     plan = audit_plan(tb, models, benchmarks, reference, limit)
     c = tb.config
     return audit(
@@ -77,6 +78,7 @@ def audit_testbed(
         device=c.device,
         dtype=c.dtype,
         batch_size=c.score_batch,
+        generate_batch=c.generate_batch,
         threads=c.threads,
         progress=progress,
         keyed=True,

@@ -80,11 +80,11 @@ class DiskCache:
 
 class CachedModel:
     """Wrap a model so that every score and generation is computed once, in batches of
-    ``chunk`` texts that are committed as they finish (with a progress bar). A model's
-    numbers move slightly with the batch a text is scored in, so a value is the one the first
-    request that computed it got; a request that overlaps another's texts in part, and may
-    run beside it, takes a ``namespace`` of its own so that neither's numbers depend on which
-    ran first."""
+    ``chunk`` texts that are committed as they finish (with a progress bar). Where a model's
+    scores move with the batch a text is scored in (``batch_size`` > 1), a value is the one
+    the first request that computed it got; a request that overlaps another's texts in part,
+    and may run beside it, takes a ``namespace`` of its own so that neither's numbers depend
+    on which ran first. Generations are keyed by their whole request (``generate``)."""
 
     def __init__(
         self,
@@ -113,8 +113,11 @@ class CachedModel:
         return [TokenScores.from_dict(v) for v in values]
 
     def generate(self, prompts: list[str], settings: GenerationSettings) -> list[list[str]]:
-        """Cached ``generate`` (keyed by the settings too)."""
-        key = ("generate", settings.__dict__)
+        """Cached ``generate``, keyed by the settings and by the request's set of prompts:
+        prompts decode in padded batches whose partners move the last bits (enough to turn a
+        greedy token), so a continuation is the one its whole request gets, never one an
+        overlapping request made first, whichever chapter ran first."""
+        key = ("generate", settings.__dict__, digest(sorted(set(prompts))))
         return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
 
     def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:

@@ -240,7 +240,9 @@ class HFModel:
         out: dict[int, list[str]] = {}
         sample = settings.temperature > 0
         lengths = tok(prompts, truncation=True, max_length=room)["input_ids"] if prompts else []
-        order = sorted(range(len(prompts)), key=lambda i: -len(lengths[i]))  # little padding
+        order = sorted(  # little padding; the batches are the same in any request order
+            range(len(prompts)), key=lambda i: (-len(lengths[i]), prompts[i])
+        )
         for b in range(0, len(order), self.generate_batch):
             rows = order[b : b + self.generate_batch]
             chunk = [prompts[i] for i in rows]
