@@ -55,7 +55,7 @@ if __name__ == "__main__":
         many, batch_s = timed(lambda: batched.token_logprobs(texts))
     worst = max(float(np.abs(a - b.logprobs).max()) for a, b in zip(peers, many, strict=True))
     tokens = sum(len(s.tokens) + 1 for s in many)
-    print(f"{len(texts)} HumanEval texts, {tokens} tokens, 2 CPU threads")
+    print(f"{len(texts)} HumanEval texts, {tokens} tokens, {torch.get_num_threads()} CPU threads")
     print(f"peers' per-text loop      : {peer_s:6.2f} s ({tokens / peer_s:7.0f} tokens/s)")
     print(f"srlib, one text at a time : {one_s:6.2f} s ({tokens / one_s:7.0f} tokens/s)")
     print(f"srlib, batches of {batch:<3}     : {batch_s:6.2f} s ({tokens / batch_s:7.0f} tokens/s)")

@@ -84,8 +84,9 @@ class TestbedConfig:
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
     score_batch: int = 1  # texts per forward pass. One: a text's scores depend on the model and
     # the text only, not on which texts shared its padded batch (partners move the last bits, and
-    # chapters running side by side decide who computes a text first); about 5% more CPU than 16
-    # for the cpu model on one thread. Batches pay on a GPU
+    # chapters running side by side decide who computes a text first); on one thread about as
+    # fast as 16 for the cpu model (``OMP_NUM_THREADS=1 bench/scoring.py 16 4 96``). Batches pay
+    # on a GPU
     generate_batch: int = 32  # prompts per generation batch: decoding a small model on a CPU is
     # bound by per-step overhead, so 32 prompts decode in about 3/4 of the time of 16
     # (``bench/generation.py``)
