@@ -147,6 +147,7 @@ def test_digests_are_collected_in_pipeline_order_and_two_builds_compared(tmp_pat
         ("claims", "claim table"),
     ]
     assert "| corpus | training corpus | `aaaaaaaaaaaaaaaa` | matches | 03-testbed |" in page
+    assert "Not compared with the lock's records: this build lacks its rows of record." in page
     assert compare(mine, mine) == []
     other = [dict(r) for r in mine]
     other[2]["digest"], other[3]["digest"] = "x" * 64, "y" * 64
@@ -191,7 +192,13 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
     checkpoint is named first."""
     import shutil
 
-    from srlib.book.digests import NOT_RECORDED, check_locked, locked_rows, record_locked
+    from srlib.book.digests import (
+        NOT_RECORDED,
+        check_locked,
+        lock_verdict,
+        locked_rows,
+        record_locked,
+    )
     from srlib.testbed.sources import lock_path
 
     lock = shutil.copy(lock_path(), tmp_path / "lock.json")
@@ -219,11 +226,18 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
         "claim table",
     ]
     assert check_locked(rows, "test", lock) == [NOT_RECORDED, "portable AVX2"]
+    assert "holds no test build of this numerics class (`portable AVX2`)" in lock_verdict(
+        rows, "test", lock
+    )
     record_locked(rows, "test", lock)
     assert check_locked(rows, "test", lock) == []
+    assert "match the lock's record of a test build" in lock_verdict(rows, "test", lock)
     moved = [r | {"digest": "zz"} if r["digest"] in ("m2", "k0") else r for r in rows]
     parted = check_locked(moved, "test", lock)
     assert parted[0].startswith("model main seed 0 epoch 2: zz here, m2 there") and len(parted) == 2
+    said = lock_verdict(moved, "test", lock)
+    assert "parts from the lock's record" in said and "(2 of 6 rows)" in said
+    assert lock_verdict(rows[:3], "test", lock).startswith("Not compared")
     amd = [
         r | {"digest": "portable AVX2 AuthenticAMD"} if r["what"] == "numerics" else r
         for r in moved

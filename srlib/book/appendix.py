@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from srlib.book.digests import collect
+from srlib.book.digests import collect, lock_verdict
 from srlib.book.download import csv_link
 from srlib.costs import read_costs
 from srlib.models import numerics
@@ -183,6 +183,15 @@ def _chapters(executed: list[Path]) -> list[str]:
     return out
 
 
+def _quick(executed: list[Path]) -> bool:
+    """Whether any chapter ran with the quick overrides (papermill's ``quick`` parameter)."""
+    for path in executed:
+        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("papermill", {})
+        if (meta.get("parameters") or {}).get("quick"):
+            return True
+    return False
+
+
 def _digests(root: Path, executed: list[Path]) -> list[str]:
     """The digests the chapters published, as a table (and ``book/digests.json`` to compare
     with another build), with a warning when the corpus differs from the lock's."""
@@ -207,6 +216,7 @@ def _digests(root: Path, executed: list[Path]) -> list[str]:
         ]
     if not rows:
         return out + ["No chapter that publishes digests has run.", ""]
+    out += [lock_verdict(rows, "quick" if _quick(executed) else "full"), ""]
     out += ["| what | name | digest | note | chapter |", "|---|---|---|---|---|"]
     out += [
         f"| {r['what']} | {r['name']} | `{r['digest'][:16]}` | {r['note']} | {r['chapter']} |"

@@ -5,7 +5,8 @@ pipeline order and writes ``book/digests.json``; ``compare`` says where two buil
 first difference first (``srlib book --compare OTHER``). The lock (``data/corpus/lock.json``)
 records a few rows of the quick build (``locked_rows``): every test run rebuilds them and
 compares, so every machine checks itself against ours (``srlib book --quick --record-digests``
-records them anew)."""
+records them anew); it may hold a full build's too (``srlib book --record-digests``), which the
+appendix of every full build checks itself against (``lock_verdict``)."""
 
 from __future__ import annotations
 
@@ -165,6 +166,32 @@ def check_locked(rows: list[dict], build: str = "quick", path: LockPath = None) 
 
 
 NOT_RECORDED = "not recorded"  # check_locked's first line where the lock has no such class
+WHOLE = ["numerics", "corpus", "model", "model", "scores", "claims"]  # a whole build's record
+
+
+def lock_verdict(rows: list[dict], build: str, path: LockPath = None) -> str:
+    """One sentence for the appendix: ``rows`` (this build's digests) against the lock's record
+    of a ``build`` ("quick" or "full") on machines of their numerics class."""
+    if [r["what"] for r in locked_rows(rows)] != WHOLE:
+        return "Not compared with the lock's records: this build lacks its rows of record."
+    parted = check_locked(rows, build, path)
+    if parted[:1] == [NOT_RECORDED]:
+        return (
+            f"The lock holds no {build} build of this numerics class (`{parted[1]}`): nothing "
+            "here to check this build against (`srlib book --compare` takes another build)."
+        )
+    kind = locked_rows(rows)[0]["digest"]
+    if not parted:
+        return (
+            f"This build's rows of record (numerics, corpus, base model, the main run's last "
+            f"checkpoint, its score table, the claim table) match the lock's record of a {build} "
+            f"build on a machine of this class (`{kind}`)."
+        )
+    return (
+        f"This build parts from the lock's record of a {build} build on a machine of this class "
+        f"(`{kind}`) at {parted[0]} ({len(parted)} of 6 rows): expected where `runs.yml` or the "
+        "numbers code changed since the record, a finding otherwise."
+    )
 
 
 def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None) -> Path:
@@ -173,7 +200,7 @@ def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None)
     from srlib.testbed.sources import read_lock
 
     picked = locked_rows(rows)
-    if [r["what"] for r in picked] != ["numerics", "corpus", "model", "model", "scores", "claims"]:
+    if [r["what"] for r in picked] != WHOLE:
         names = ", ".join(f"{r['what']} {r['name']}" for r in picked) or "nothing"
         raise InputError(f"a whole build's rows of record are needed; this build has {names}")
     lock = read_lock(path)
