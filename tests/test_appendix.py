@@ -120,9 +120,11 @@ def test_a_table_downloads_whole_from_its_link_and_a_bad_name_or_size_is_refused
         download.csv_link(table, "claims")
 
 
-def digest_chapter(path, rows):
-    """An executed chapter whose ``digests`` cell published ``rows``."""
+def digest_chapter(path, rows, quick=False):
+    """An executed chapter whose ``digests`` cell published ``rows`` (stamped as the runner
+    stamps a quick or a full run)."""
     nb = nbformat.v4.new_notebook()
+    nb.metadata["srlib"] = {"quick": quick}
     cell = nbformat.v4.new_code_cell("publish(rows)", metadata={"tags": ["digests"]})
     out = nbformat.v4.new_output("display_data", data={"text/plain": "table"})
     out.metadata = {KEY: rows}
@@ -163,6 +165,14 @@ def test_digests_are_collected_in_pipeline_order_and_two_builds_compared(tmp_pat
     (tmp_path / "book" / "nowhere").mkdir()
     with pytest.raises(InputError, match="no book/digests.json"):
         load(tmp_path / "book" / "nowhere")
+
+
+def test_chapters_of_a_quick_and_a_full_run_are_not_checked_against_the_lock(tmp_path):
+    (tmp_path / "book").mkdir()
+    rows = [row("corpus", "training corpus", "a" * 64, "matches")]
+    runs = [digest_chapter(tmp_path / f"{i}.ipynb", rows, quick=bool(i)) for i in (0, 1)]
+    page = write_appendix(tmp_path, runs, tmp_path).read_text()
+    assert "these chapters ran in quick and full builds" in page
 
 
 def test_a_corpus_that_differs_from_the_lock_is_said_on_the_appendix(tmp_path):
@@ -236,8 +246,9 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
     parted = check_locked(moved, "test", lock)
     assert parted[0].startswith("model main seed 0 epoch 2: zz here, m2 there") and len(parted) == 2
     said = lock_verdict(moved, "test", lock)
-    assert "parts from the lock's record" in said and "(2 of 6 rows)" in said
+    assert "parts from the lock's record" in said and "(2 differences in all)" in said
     assert lock_verdict(rows[:3], "test", lock).startswith("Not compared")
+    assert "quick and full builds" in lock_verdict(rows, None, lock)
     amd = [
         r | {"digest": "portable AVX2 AuthenticAMD"} if r["what"] == "numerics" else r
         for r in moved

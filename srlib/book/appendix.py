@@ -183,13 +183,14 @@ def _chapters(executed: list[Path]) -> list[str]:
     return out
 
 
-def _quick(executed: list[Path]) -> bool:
-    """Whether any chapter ran with the quick overrides (papermill's ``quick`` parameter)."""
-    for path in executed:
-        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("papermill", {})
-        if (meta.get("parameters") or {}).get("quick"):
-            return True
-    return False
+def _kind(executed: list[Path]) -> str | None:
+    """ "quick" or "full", as the runner stamped every chapter; None where they were run in
+    both kinds (a folder that ``--only`` runs filled over time)."""
+    kinds = {
+        bool(json.loads(path.read_text(encoding="utf-8"))["metadata"].get("srlib", {}).get("quick"))
+        for path in executed
+    }
+    return None if len(kinds) > 1 else "quick" if kinds == {True} else "full"
 
 
 def _digests(root: Path, executed: list[Path]) -> list[str]:
@@ -216,7 +217,7 @@ def _digests(root: Path, executed: list[Path]) -> list[str]:
         ]
     if not rows:
         return out + ["No chapter that publishes digests has run.", ""]
-    out += [lock_verdict(rows, "quick" if _quick(executed) else "full"), ""]
+    out += [lock_verdict(rows, _kind(executed)), ""]
     out += ["| what | name | digest | note | chapter |", "|---|---|---|---|---|"]
     out += [
         f"| {r['what']} | {r['name']} | `{r['digest'][:16]}` | {r['note']} | {r['chapter']} |"

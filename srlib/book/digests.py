@@ -5,8 +5,8 @@ pipeline order and writes ``book/digests.json``; ``compare`` says where two buil
 first difference first (``srlib book --compare OTHER``). The lock (``data/corpus/lock.json``)
 records a few rows of the quick build (``locked_rows``): every test run rebuilds them and
 compares, so every machine checks itself against ours (``srlib book --quick --record-digests``
-records them anew); it may hold a full build's too (``srlib book --record-digests``), which the
-appendix of every full build checks itself against (``lock_verdict``)."""
+records them anew); it may hold a full build's too (``srlib book --record-digests``). Every
+build's appendix checks it against the record of its kind (``lock_verdict``)."""
 
 from __future__ import annotations
 
@@ -169,9 +169,12 @@ NOT_RECORDED = "not recorded"  # check_locked's first line where the lock has no
 WHOLE = ["numerics", "corpus", "model", "model", "scores", "claims"]  # a whole build's record
 
 
-def lock_verdict(rows: list[dict], build: str, path: LockPath = None) -> str:
+def lock_verdict(rows: list[dict], build: str | None, path: LockPath = None) -> str:
     """One sentence for the appendix: ``rows`` (this build's digests) against the lock's record
-    of a ``build`` ("quick" or "full") on machines of their numerics class."""
+    of a ``build`` ("quick" or "full"; None: chapters of both kinds) on machines of their
+    numerics class."""
+    if build is None:
+        return "Not compared with the lock's records: these chapters ran in quick and full builds."
     if [r["what"] for r in locked_rows(rows)] != WHOLE:
         return "Not compared with the lock's records: this build lacks its rows of record."
     parted = check_locked(rows, build, path)
@@ -189,8 +192,9 @@ def lock_verdict(rows: list[dict], build: str, path: LockPath = None) -> str:
         )
     return (
         f"This build parts from the lock's record of a {build} build on a machine of this class "
-        f"(`{kind}`) at {parted[0]} ({len(parted)} of 6 rows): expected where `runs.yml` or the "
-        "numbers code changed since the record, a finding otherwise."
+        f"(`{kind}`), first at {parted[0]} ({len(parted)} difference"
+        f"{'s' if len(parted) > 1 else ''} in all): expected where `runs.yml` or the numbers code "
+        "changed since the record, a finding otherwise."
     )
 
 

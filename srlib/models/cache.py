@@ -116,7 +116,8 @@ class CachedModel:
         """Cached ``generate``, keyed by the settings and by the request's set of prompts:
         prompts decode in padded batches whose partners move the last bits (enough to turn a
         greedy token), so a continuation is the one its whole request gets, never one an
-        overlapping request made first, whichever chapter ran first."""
+        overlapping request made first, whichever chapter ran first. The batches follow the
+        request's order in chunks: callers that ask for one set ask in one order."""
         key = ("generate", settings.__dict__, digest(sorted(set(prompts))))
         return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
 

@@ -339,18 +339,21 @@ _EVAL_HARNESS = """
 import ast as _ast, contextlib as _cl, io as _io, json as _json, signal as _signal, sys as _sys
 
 def _alarm(*_):
-    raise TimeoutError("case used its second of CPU")
+    raise TimeoutError("case used its second of CPU, or ten on the clock")
 
 _signal.signal(_signal.SIGPROF, _alarm)
+_signal.signal(_signal.SIGALRM, _alarm)
 _results = []
 for _job, _expr in enumerate(_json.loads(__JOBS__)):
     try:
         with _cl.redirect_stdout(_io.StringIO()):
             _signal.setitimer(_signal.ITIMER_PROF, 1.0)  # CPU time: the same under any load
-            try:
+            _signal.setitimer(_signal.ITIMER_REAL, 10.0)  # the net: a case that sleeps, or spins
+            try:  # in a thread (SIGPROF goes to the thread that spins; the main one waits)
                 _value = eval(_expr)
             finally:
                 _signal.setitimer(_signal.ITIMER_PROF, 0)
+                _signal.setitimer(_signal.ITIMER_REAL, 0)
         _text = repr(_value)
         _ok = type(_ast.literal_eval(_text)) is type(_value) and _ast.literal_eval(_text) == _value
         _results.append([_job, _text if _ok else None, bool(_value)])
