@@ -175,7 +175,8 @@ def lock_verdict(rows: list[dict], build: str | None, path: LockPath = None) -> 
     numerics class."""
     if build is None:
         return "Not compared with the lock's records: these chapters ran in quick and full builds."
-    if [r["what"] for r in locked_rows(rows)] != WHOLE:
+    mine = locked_rows(rows)
+    if [r["what"] for r in mine] != WHOLE:
         return "Not compared with the lock's records: this build lacks its rows of record."
     parted = check_locked(rows, build, path)
     if parted[:1] == [NOT_RECORDED]:
@@ -183,7 +184,7 @@ def lock_verdict(rows: list[dict], build: str | None, path: LockPath = None) -> 
             f"The lock holds no {build} build of this numerics class (`{parted[1]}`): nothing "
             "here to check this build against (`srlib book --compare` takes another build)."
         )
-    kind = locked_rows(rows)[0]["digest"]
+    kind = mine[0]["digest"]
     if not parted:
         return (
             f"This build's rows of record (numerics, corpus, base model, the main run's last "
