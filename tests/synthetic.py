@@ -39,3 +39,31 @@ def code_windows(
                 out.append(window.replace(old, old + "2", 1))
     rng.shuffle(out)
     return out[:n]
+
+
+def equal_family(rng, seeds: int = 3, n: int = 664, model_sd: float = 0.2, ease_sd: float = 0.5):
+    """SR gray, SR black and the six baselines of equal strength in expectation, as parts
+    (``operating.from_arrays``) of the book's design (seeds × problems): each seed's models
+    are stronger or weaker per detector (model-to-model variance, ``model_sd``: what spreads
+    the per-seed differences), each seed draws its own leaked half, and every problem keeps
+    an effect of its own on each detector in every seed (``ease_sd``: shared by the seeds).
+    The true difference of every pair is zero."""
+    import numpy as np
+
+    from srlib.detection.operating import from_arrays
+
+    names = ("SR gray", "SR black", "PPL", "Min-K%", "Min-K%++", "Zlib", "NGO", "n-gram acc")
+    ids = np.array([f"p{i}" for i in range(n)])
+    ease = {d: ease_sd * rng.standard_normal(n) for d in names}
+    parts = {}
+    for s in range(seeds):
+        y = rng.random(n) < 0.5
+        scores, null = {}, {}
+        for d in names:
+            strength = 1.0 + model_sd * rng.standard_normal()
+            scores[d] = y * strength + ease[d] + rng.standard_normal(n)
+            null[d] = ease[d] + rng.standard_normal(n)
+        flags = {r: scores.pop(r) > 1.0 for r in ("SR gray", "SR black")}
+        null |= {r: (null[r] > 1.0).astype(float) for r in ("SR gray", "SR black")}
+        parts[f"seed {s}"] = from_arrays(ids, y, flags, scores, null)
+    return parts

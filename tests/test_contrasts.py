@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srlib.detection.contrasts import Arm, Contrast, contrast_table, preregistered
+from srlib.detection.contrasts import Arm, Contrast, contrast_table
+from srlib.detection.declared import preregistered
 from srlib.detection.registry import names
 
 TEN = [n for n in names(threshold_free=True) if n != "flag everything"]
@@ -105,10 +106,22 @@ def test_an_arm_refuses_a_mode_its_detector_cannot_run():
         Contrast("x", Arm(("SR gray",), "scores"), Arm(("PPL",), "calibrated"))
     with pytest.raises(KeyError, match="unknown detector"):
         Arm(("SR grey",))
-    primary = [c for c in preregistered() if c.role == "primary"]
-    assert {c.a.detectors for c in primary} == {("SR gray",), ("SR black",)}
-    assert all(c.b.threshold == "null" and c.b.matched_to == c.a.detectors[0] for c in primary)
-    assert len(primary) == 6 and {c.metric for c in primary} == {"mcc"}
+    declared = preregistered()
+    for role, mode in (("discrimination", "heldout"), ("transport", "null")):
+        family = [c for c in declared if c.role == role]
+        assert {c.a.detectors for c in family} == {("SR gray",), ("SR black",)}
+        assert all(c.b.threshold == mode and c.b.matched_to == c.a.detectors[0] for c in family)
+        assert len(family) == 6 and {c.metric for c in family} == {"mcc"}
+    paper = [c for c in declared if c.role == "paper"]
+    assert {(c.b.pool, c.b.threshold, c.metric) for c in paper} == {
+        ("mean", "heldout", "f1"),
+        ("mean", "null", "f1"),
+    }
+    assert sorted(len(c.b.detectors) for c in paper) == [2, 2, 4, 4]
+    with pytest.raises(ValueError, match="pools its detectors"):
+        Arm(("PPL", "Zlib"), "calibrated", pool="median")
+    with pytest.raises(ValueError, match="role must be one of"):
+        Contrast("x", Arm(("SR gray",)), Arm(("PPL",), "calibrated"), role="primary")
     with pytest.raises(ValueError, match="names the rule it is matched to"):
         Arm(("PPL",), "matched")
     with pytest.raises(ValueError, match="has a threshold"):
@@ -164,7 +177,7 @@ def test_the_matched_rate_is_the_rules_clean_flag_rate_in_every_resample():
         _clean_rate(part, "SR black", None)
 
 
-def test_the_primary_family_is_holm_controlled():
+def test_each_family_is_holm_controlled():
     rng = np.random.default_rng(5)
     y = rng.random(300) < 0.5
     noise = rng.random(300)
@@ -178,9 +191,12 @@ def test_the_primary_family_is_holm_controlled():
         {"SR gray": rng.random(300) < 0.3},
         {b: rng.random(300) for b in scores},
     )
-    family = [c for c in preregistered(black=()) if c.role == "primary"]
+    family = [c for c in preregistered(black=()) if c.role in ("discrimination", "transport")]
     table = contrast_table({"seed 0": (long, cal, null)}, family, n_boot=300)
     assert table.p_holm.ge(table.p).all() and table.p_holm.max() <= 1
+    for role in ("discrimination", "transport"):  # each family adjusted on its own
+        own = table[table.role == role]
+        assert np.allclose(own.p_holm.min(), min(1.0, 4 * own.p.min()))
     assert (table.p < 0.05).equals(table.low.gt(0) | table.high.lt(0))  # p follows the interval
     assert set(table.family_verdict) <= {"better", "worse", "equivalent", "inconclusive"}
 

@@ -1,17 +1,19 @@
-"""The claim's operating point measured where the decisions are made (``detection.operating``):
-null-control rates met with ties broken, immune to a calibration shift that fools the old
-point, and a family-wise verdict that keeps its error rate and coverage when models vary."""
+"""The operating points (``detection.operating``): null-control and held-out rates met with
+ties broken, cross-fitted, immune to a calibration shift that fools the old point (the
+design's error rates and coverage at the book's size: ``test_pooling.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from synthetic import equal_family
 
-from srlib.detection.contrasts import Arm, Contrast, contrast_parts, contrast_table, preregistered
-from srlib.detection.operating import from_arrays, part, realised, thresholds
+from srlib.detection.contrasts import Arm, Contrast, contrast_parts, contrast_table
+from srlib.detection.declared import preregistered
+from srlib.detection.operating import part, realised, thresholds
 from srlib.stats.metrics import count_metric, counts_metrics
-from srlib.stats.significance import detectable, equivalence_p, units_needed
+from srlib.stats.significance import detectable, equivalence_p
 
 GRAY, BLACK = ("PPL", "Min-K%", "Min-K%++", "Zlib"), ("NGO", "n-gram acc")
 
@@ -96,72 +98,28 @@ def test_a_calibration_shift_favours_sr_at_the_old_point_and_not_at_the_null_poi
     assert found.loc["old", "b_null_rate"] < found.loc["old", "a_null_rate"] - 0.05
 
 
-def _equal_family(rng, seeds=3, n=100, model_sd=0.35):
-    """Eight detectors of equal strength in expectation, as parts (arrays); each seed's
-    models are stronger or weaker per detector (model-to-model variance), so a difference
-    seen on a few seeds may be the seeds'. Every problem keeps an effect of its own."""
-    ids = np.array([f"p{i}" for i in range(n)])
-    ease = rng.standard_normal(n)
-    parts = {}
-    for s in range(seeds):
-        y = rng.random(n) < 0.5
-        scores, null = {}, {}
-        for name in ("SR gray", "SR black", *GRAY, *BLACK):
-            strength = 1.0 + model_sd * rng.standard_normal()
-            scores[name] = y * strength + 0.5 * ease + rng.standard_normal(n)
-            null[name] = 0.5 * ease + rng.standard_normal(n)
-        flags = {r: scores.pop(r) > 1.0 for r in ("SR gray", "SR black")}
-        null |= {r: (null[r] > 1.0).astype(float) for r in ("SR gray", "SR black")}
-        parts[f"seed {s}"] = from_arrays(ids, y, flags, scores, null)
-    return parts
-
-
-PRIMARY = [c for c in preregistered() if c.role == "primary"]
-
-
-def test_six_equal_detectors_are_called_better_family_wise_at_most_at_the_nominal_rate():
-    """Over 200 simulated testbeds with model-to-model variance, the pooled family (seeds
-    and problems resampled) calls at least one of the six equal pairs better in at most 5%."""
-    rng = np.random.default_rng(2)
-    trials, called = 200, 0
-    for t in range(trials):
-        parts = _equal_family(rng)
-        found = contrast_parts(parts, PRIMARY, each=False, n_boot=60, seed=t)
-        called += bool((found.family_verdict == "better").any())
-    assert called <= 0.05 * trials, called
-
-
-def test_intervals_that_resample_models_cover_over_many_simulated_testbeds():
-    """Coverage of the pooled 95% interval of SR gray − PPL over 500 simulated testbeds whose
-    models vary from seed to seed (the truth: zero, in expectation over models)."""
-    rng = np.random.default_rng(3)
-    contrast = [PRIMARY[0]]
-    covered = []
-    for t in range(500):
-        parts = _equal_family(rng, seeds=6, n=60)
-        row = contrast_parts(parts, contrast, each=False, n_boot=60, seed=t).iloc[0]
-        covered.append(row.low <= 0 <= row.high)
-    assert np.mean(covered) >= 0.93, np.mean(covered)
+TRANSPORT = [c for c in preregistered() if c.role == "transport"]
 
 
 def test_realised_rates_and_the_verdict_vocabulary():
     rng = np.random.default_rng(4)
-    parts = _equal_family(rng, seeds=2, n=200)
-    found = contrast_parts(parts, PRIMARY[:2], n_boot=100)
+    parts = equal_family(rng, seeds=2, n=200, model_sd=0.35)
+    found = contrast_parts(parts, TRANSPORT[:2], n_boot=100)
     assert set(found.part) == {"seed 0", "seed 1", "pooled"}
     assert set(found.family_verdict) <= {"better", "worse", "equivalent", "inconclusive"}
     assert found.a_null_rate.between(0, 1).all() and found.b_null_rate.between(0, 1).all()
     assert (found.a_null_rate - found.b_null_rate).abs().max() < 0.1  # one operating point
     p = parts["seed 0"]
-    null, held = realised(p, "SR gray", "none", 0.05)
+    null, held, leaked = realised(p, "SR gray", "none", 0.05)
     assert null == pytest.approx(p.null["SR gray"].mean()) and 0 <= held <= 1
+    assert leaked == pytest.approx(p.flags["SR gray"][p.y].mean())
+    assert found.a_leaked_rate.between(0, 1).all() and found.b_held_out_rate.between(0, 1).all()
 
 
-def test_equivalence_power_and_units_needed():
+def test_equivalence_and_power():
     inside = np.random.default_rng(5).normal(0.0, 0.01, 1000)
     assert equivalence_p(inside, 0.05) < 0.01 and equivalence_p(inside + 0.05, 0.05) > 0.4
     assert detectable(0.027, family=6) == pytest.approx((2.638 + 0.842) * 0.027, rel=1e-3)
-    assert units_needed(3, 0.12, 0.05) == 18 and units_needed(3, 0.04, 0.05) == 3
     for counts in [(3, 1, 2, 4), (0, 0, 5, 5), (5, 0, 0, 0), (2.5, 1.5, 0.5, 3.0)]:
         for name, value in counts_metrics(*counts).items():
             assert count_metric(name, *counts) == pytest.approx(float(value))

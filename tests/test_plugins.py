@@ -327,9 +327,9 @@ def test_a_file_plug_in_joins_the_quick_testbeds_claim_table(quick_testbed_cache
     same = own.loc["PPL again − PPL"]  # equal to a built-in: the same flags in every resample
     assert (same.difference, same.low, same.high) == (0.0, 0.0, 0.0)
     assert same.family_verdict == "equivalent"  # 0 [0, 0]: inside any margin
-    primary = claims[claims.role == "primary"].reset_index(drop=True)
+    declared = claims[claims.role != "plug-in"].reset_index(drop=True)
     alone = claim_table({0: tb})
-    assert primary.equals(alone[alone.role == "primary"].reset_index(drop=True))  # unmoved
+    assert declared.equals(alone[alone.role != "plug-in"].reset_index(drop=True))  # unmoved
     assert set(plugin_failures({0: mine}).detector) <= {"Sure tokens", "PPL again", "Shortest"}
     folders = lambda: sorted(p.name for p in (cache / "plugin-scores").iterdir())  # noqa: E731
     before = folders()
@@ -388,8 +388,8 @@ def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed
             said = own.loc[c.name, "family_verdict"]
             assert said.startswith("no decisions on seed 0 (evaluated): "), said
             assert RETURNED[how] in said  # what it returned, counted
-    primary = claims[claims.role == "primary"].reset_index(drop=True)
+    declared = claims[claims.role != "plug-in"].reset_index(drop=True)
     alone = claim_table({0: tb})
-    assert primary.equals(alone[alone.role == "primary"].reset_index(drop=True))
+    assert declared.equals(alone[alone.role != "plug-in"].reset_index(drop=True))
     rates = clean_model_rates(reps)  # read back as NaN: nothing to flag, no crash
     assert not set(rates.detector) & {n for p in found for n in p.names}

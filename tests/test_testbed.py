@@ -448,7 +448,7 @@ def test_thresholds_from_a_benchmark_the_model_never_saw(quick_testbed_cache):
     assert set(long.id[long.leaked]) == {i for i in long.id if i in leaked}  # its half
     assert not calibration.leaked.any()  # it never saw mbpp
     shift = clean_shift(tb, models)
-    assert set(shift.part) == set(parts) and set(shift.role) == {"primary"}
+    assert set(shift.part) == set(parts) and set(shift.role) == {"deployable"}
     assert set(shift.contrast) == {"SR gray − PPL", "SR gray − Min-K%", "SR gray − Min-K%++",
                                    "SR gray − Zlib"}  # fmt: skip
     fpr = clean_fpr(tb, models)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srlib.detection.verdicts import claim_headline
+from srlib.detection.verdicts import claim_headline, paper_sentences
 from srlib.duplication.impact import verdicts as dup
 from srlib.stats.verdicts import above_chance, difference, rate_holds
 from srlib.testbed import verdicts as tbv
@@ -280,84 +280,109 @@ def test_the_detection_context_judges_the_blind_baseline_by_its_interval():
     assert "better than chance" in blind and "may then be that shift" in blind
 
 
-def _claims(rows: list[tuple[str, str, float, float, float]]) -> pd.DataFrame:
+def _claims(rows: list[tuple[str, str, float, float, float]], role="discrimination"):
     """A contrast table (as ``contrast_table`` makes it) from (contrast, part, d, low, high)."""
     return pd.DataFrame(
         [
-            {"contrast": c, "role": "primary", "part": p, "a": c.split(" − ")[0],
-             "b": c.split(" − ")[1], "metric": "mcc", "difference": d, "low": lo, "high": hi}
+            {"contrast": c, "role": role, "part": p, "a": c.split(" − ")[0],
+             "b": c.split(" − ")[1].split(" (")[0], "metric": "mcc", "difference": d,
+             "low": lo, "high": hi}
             for c, p, d, lo, hi in rows
         ]
     )  # fmt: skip
 
 
-def test_the_claim_headline_counts_pooled_verdicts_and_the_seeds_that_agree():
+def test_the_claim_headline_names_each_contrast_under_its_question():
     rows = [
         ("SR gray − PPL", "seed 0", 0.2, 0.1, 0.3),
         ("SR gray − PPL", "seed 1", 0.1, -0.05, 0.25),
-        ("SR gray − PPL", "pooled", 0.15, 0.05, 0.25),  # better; 1 of 2 seeds agree
+        ("SR gray − PPL", "pooled", 0.15, 0.05, 0.25),
         ("SR gray − Zlib", "seed 0", -0.2, -0.3, -0.1),
         ("SR gray − Zlib", "seed 1", -0.1, -0.2, -0.01),
-        ("SR gray − Zlib", "pooled", -0.15, -0.25, -0.05),  # worse in both
+        ("SR gray − Zlib", "pooled", -0.15, -0.25, -0.05),
         ("SR black − NGO", "seed 0", 0.0, -0.1, 0.1),
         ("SR black − NGO", "seed 1", 0.05, -0.1, 0.2),
-        ("SR black − NGO", "pooled", 0.02, -0.05, 0.1),  # no evidence in both
+        ("SR black − NGO", "pooled", 0.02, -0.05, 0.1),
     ]
-    lead, ppl, zlib, ngo = claim_headline(_claims(rows))
-    assert lead.startswith("Of 3 primary contrasts (pooled over 2 seeds, seeds and problems")
-    assert "better in 1, worse in 1, and there is no evidence of a difference in 1" in lead
-    said = "SR gray − PPL: +0.150 [+0.050, +0.250] MCC, better; same interval verdict in 1 of 2"
-    assert ppl == said + " seeds."
-    assert zlib.endswith("MCC, worse; same interval verdict in 2 of 2 seeds.")
-    assert ngo.endswith("MCC, no evidence; same interval verdict in 2 of 2 seeds.")
+    claims = _claims(rows).assign(seed_sd=0.07)
+    lead, ppl, zlib, ngo, record = claim_headline(claims)
+    assert lead.startswith("**Discrimination** — which score ranks leaked problems above unseen")
+    assert "(pooled over 2 seeds, 3 contrasts, Holm, MCC)" in lead
+    assert "SR gray is better than PPL (+0.150 [+0.050, +0.250]); worse than Zlib" in lead
+    assert "SR black is no evidence against NGO (+0.020 [-0.050, +0.100])" in lead
+    assert ppl.startswith("SR gray − PPL: +0.150 [+0.050, +0.250] MCC, better")
+    assert "the seeds' own differences +0.200, +0.100 (SD 0.070)" in ppl
+    assert record.startswith("Exploratory: the families were chosen after results on seeds 0, 1")
+    transport = claim_headline(claims.assign(role="transport"))
+    assert transport[0].startswith("**Transport** — whose decisions hold when the threshold")
+    assert claim_headline(claims, "transport") == ["No transport contrast was computed."]
 
 
-def test_the_claim_headline_leads_with_the_family_wise_verdicts():
+def test_each_contrast_says_its_family_verdict_rates_auc_and_power():
     claims = _claims(
         [
-            ("SR gray − PPL", "seed 0", 0.2, 0.01, 0.3),
-            ("SR gray − Zlib", "seed 0", 0.01, -0.02, 0.03),
+            ("SR gray − PPL (discrimination)", "seed 0", 0.2, 0.01, 0.3),
+            ("SR gray − Zlib (discrimination)", "seed 0", 0.01, -0.02, 0.03),
         ]
     )
     claims = claims.assign(
         p=[0.04, 0.5], p_holm=[0.06, 0.5], p_equivalent_holm=[0.9, 0.01], margin=0.05,
         family_verdict=["inconclusive", "equivalent"], detectable=[0.12, 0.04],
-        seeds_needed=[6.0, 1.0], a_null_rate=[0.3, 0.3], b_null_rate=[0.29, 0.31],
+        seeds_needed=[6.0, float("inf")], seeds_needed_equivalence=[9.0, float("inf")],
+        a_null_rate=[0.3, 0.3], b_null_rate=[0.29, 0.31], a_held_out_rate=[0.8, 0.8],
+        b_held_out_rate=[0.79, 0.81], a_leaked_rate=[0.9, 0.9], b_leaked_rate=[0.85, 0.9],
     )  # fmt: skip
-    lead, ppl, zlib = claim_headline(claims)
-    assert lead.startswith("Family-wise (Holm across 2 primary contrasts, on seed 0")
-    assert "better in 0, worse in 0, equivalent in 1, inconclusive in 1" in lead
-    assert "not the same as no difference" in lead
+    auc = _claims([("SR gray − PPL (AUC)", "seed 0", 0.03, -0.01, 0.07)], "secondary")
+    lead, ppl, zlib = claim_headline(pd.concat([claims, auc], ignore_index=True))
+    assert "on seed 0" in lead and "SR gray is equivalent to Zlib" in lead
+    assert "inconclusive against PPL" in lead
     assert ppl.startswith("SR gray − PPL: inconclusive family-wise (Holm p = 0.06; equivalence")
-    assert "the design detects 0.120 with 80% power (6 seeds would detect 0.05)" in ppl
-    assert ppl.endswith("null-control flag rates 30.0% and 29.0%.")
+    assert "; AUC +0.030 [-0.010, +0.070]" in ppl
+    assert "held-out flag rates 80.0% and 79.0%; leaked-half flag rates 90.0% and 85.0%" in ppl
+    assert "the design detects 0.120 with 80% power (6 seeds would detect ±0.05, 9 seeds" in ppl
+    assert ppl.endswith("null-control flag rates 30.0% and 29.0%; the design detects 0.120 with"
+                        " 80% power (6 seeds would detect ±0.05, 9 seeds show equivalence"
+                        " within it).")  # fmt: skip
     assert zlib.startswith("SR gray − Zlib: equivalent family-wise") and "seeds would" not in zlib
     zero = claim_headline(claims.assign(p_holm=0.0, family_verdict="better"))[1]
     assert "(Holm p ≈ 0 (no resample crossed the bound)" in zero
+    far = claim_headline(claims.assign(detectable=0.3))[1]
+    assert "(6 seeds would detect ±0.05, 9 seeds" in far
+    assert "no number of seeds would detect" in claim_headline(claims.assign(detectable=0.3))[2]
 
 
-def test_the_claim_headline_sets_the_papers_gain_against_the_f1_intervals():
-    claims = _claims([("SR gray − PPL", "seed 0", 0.1, -0.1, 0.3)]).assign(
+def test_the_papers_gain_is_tested_as_the_paper_states_it():
+    claims = _claims([("SR gray − PPL", "pooled", 0.1, -0.1, 0.3)]).assign(
         p=0.3, p_holm=0.3, p_equivalent_holm=0.5, margin=0.05, family_verdict="inconclusive"
     )
-    f1 = [("SR gray − PPL (F1)", "seed 0", 0.05, 0.0, 0.1)]
-    f1 += [("SR gray − Zlib (F1)", "seed 0", 0.2, 0.1, 0.3)]
-    arms = ["PPL (at SR gray's null-control rate)", "Zlib"]
-    paper = _claims(f1).assign(
-        role="paper", a="SR gray", b=arms, paper_gain=0.2152, paper_inside=[False, True]
-    )
+    paper = _claims(
+        [
+            ("SR gray − mean of 4 baselines (F1, discrimination)", "pooled", 0.02, -0.01, 0.05),
+            ("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.15, 0.05, 0.3),
+        ],
+        "paper",
+    ).assign(
+        a="SR gray", paper_gain=0.2152, p_holm=[0.001, 0.4], p_above_zero_holm=[0.2, 0.01],
+        family_verdict=["not reproduced here", "reproduced"],
+    )  # fmt: skip
     said = claim_headline(pd.concat([claims, paper], ignore_index=True))[-1]
-    assert said.startswith("The paper reports SR gray +21.52 F1 points over the baselines")
-    assert "PPL +0.050 [+0.000, +0.100]" in said
-    assert said.endswith("the claimed gain is inside 1 of 2 intervals and excluded by 1.")
+    assert said.startswith("The paper reports SR gray +21.52 F1 points over the mean of its")
+    assert "at the discrimination point +0.020 [-0.010, +0.050]: not reproduced here (below" in said
+    assert "at the transport point +0.150 [+0.050, +0.300]: reproduced (above zero" in said
+    odd = paper.assign(family_verdict="inconclusive")
+    assert "inconclusive (neither shown below" in paper_sentences(odd)[0]
 
 
-def test_the_claim_headline_on_one_seed_reads_that_seed():
+def test_a_pool_of_seeds_no_family_was_chosen_on_is_confirmatory():
+    rows = [("SR gray − PPL", f"seed {s}", 0.1, 0.0, 0.2) for s in (3, 4)]
+    rows.append(("SR gray − PPL", "pooled", 0.1, 0.0, 0.2))
+    said = claim_headline(_claims(rows).assign(seed_sd=0.0))
+    assert said[-1] == "Every seed here is confirmatory: no family was chosen on any of them."
     lead, only = claim_headline(_claims([("SR gray − PPL", "seed 3", 0.1, -0.1, 0.3)]))
-    assert "on seed 3" in lead and "no evidence of a difference in 1" in lead
+    assert "on seed 3" in lead and "no evidence against PPL" in lead
     assert only.endswith("no evidence.") and "seeds" not in only
     assert claim_headline(_claims([]).reindex(columns=["role"])) == [
-        "No primary contrast was computed."
+        "No declared contrast was computed."
     ]
 
 

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 from srlib.detection.registry import detector
 
-MODES = ("none", "calibrated", "matched", "null", "oracle", "scores")
+MODES = ("none", "calibrated", "matched", "null", "heldout", "oracle", "scores")
+MATCHED = ("matched", "null", "heldout")  # modes matched to a threshold-free rule's rate
+POOLS = ("best", "mean")
+ROLES = ("discrimination", "transport", "deployable", "plug-in", "paper", "secondary")
 METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}
 
 
@@ -16,22 +19,27 @@ METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}
 class Arm:
     """One side of a contrast: a detector (or the best of several) at a threshold mode
     (``operating``); ``matched_to`` names the threshold-free rule whose clean flag rate a
-    ``matched`` arm (on the calibration split) or a ``null`` arm (on the null controls'
-    evaluated problems, cross-fitted) is matched to; ``fpr``
-    sets a calibrated arm's own rate (default: the table's); ``scores`` ranks by the score
-    itself (a self-referential rule's margin), for ranking metrics."""
+    ``matched`` arm (on the calibration split), a ``null`` arm (on the null controls'
+    evaluated problems, cross-fitted) or a ``heldout`` arm (on the leaked model's held-out
+    half, cross-fitted) is matched to; ``fpr`` sets a calibrated arm's own rate (default:
+    the table's); ``scores`` ranks by the score itself (a self-referential rule's margin),
+    for ranking metrics. An arm of several detectors is the best of them (``pool`` "best",
+    chosen in every resample) or their mean ("mean": the paper's average over baselines)."""
 
     detectors: tuple[str, ...]
     threshold: str = "none"
     matched_to: str | None = None
     fpr: float | None = None
+    pool: str = "best"
 
     def __post_init__(self) -> None:
         if self.threshold not in MODES:
             raise ValueError(f"threshold mode must be one of {MODES}, got {self.threshold!r}")
         if not self.detectors:
             raise ValueError("an arm needs at least one detector")
-        if (self.threshold in ("matched", "null")) != (self.matched_to is not None):
+        if self.pool not in POOLS:
+            raise ValueError(f"an arm pools its detectors by one of {POOLS}, got {self.pool!r}")
+        if (self.threshold in MATCHED) != (self.matched_to is not None):
             raise ValueError("a matched arm names the rule it is matched to, and only it does")
         if self.matched_to is not None and not detector(self.matched_to).threshold_free:
             raise ValueError(f"{self.matched_to!r} has a threshold: nothing to match it to")
@@ -40,7 +48,7 @@ class Arm:
         for name in self.detectors:
             entry = detector(name)  # an unknown name lists the known ones
             free_ok = ("none", "scores", "calibrated")  # a rule's margin may be calibrated
-            thresholded_ok = ("calibrated", "matched", "null", "oracle", "scores")
+            thresholded_ok = ("calibrated", *MATCHED, "oracle", "scores")
             if self.threshold not in (free_ok if entry.threshold_free else thresholded_ok):
                 raise ValueError(
                     f"{name!r} is {'threshold-free' if entry.threshold_free else 'thresholded'}"
@@ -50,11 +58,17 @@ class Arm:
     @property
     def label(self) -> str:
         """How tables name the arm."""
-        who = self.detectors[0] if len(self.detectors) == 1 else f"best of {len(self.detectors)}"
+        who = (
+            self.detectors[0]
+            if len(self.detectors) == 1
+            else f"{self.pool} of {len(self.detectors)}"
+        )
         if self.threshold == "matched":
             return f"{who} (at {self.matched_to}'s calibration rate)"
         if self.threshold == "null":
             return f"{who} (at {self.matched_to}'s null-control rate)"
+        if self.threshold == "heldout":
+            return f"{who} (at {self.matched_to}'s held-out rate)"
         if self.fpr is not None:
             return f"{who} (calibrated, {self.fpr:.0%} FPR)"
         return who if self.threshold in ("none", "scores") else f"{who} ({self.threshold})"
@@ -62,7 +76,7 @@ class Arm:
     @property
     def mode(self) -> str:
         """The threshold mode as the computation keys it (a matched arm with its rule)."""
-        if self.threshold in ("matched", "null"):
+        if self.threshold in MATCHED:
             return f"{self.threshold}:{self.matched_to}"
         return self.threshold if self.fpr is None else f"calibrated@{self.fpr}"
 
@@ -74,11 +88,13 @@ class Contrast:
     name: str
     a: Arm
     b: Arm
-    role: str = "primary"  # "primary" (the claim), "paper" (its effect size, in F1),
-    # "secondary" or "plug-in" (``FAMILIES``)
+    role: str = "discrimination"  # ``ROLES``: a family (``declared.FAMILIES``), "paper"
+    # (the study's own gain, tested one-sided) or "secondary" (its own interval only)
     metric: str = "mcc"  # "mcc", "f1", "tpr" or "auc" (arms at mode "scores")
 
     def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {self.metric!r}")
         ranking = {self.a.threshold == "scores", self.b.threshold == "scores"}

@@ -1,39 +1,42 @@
-"""Declared contrasts between detectors, each a paired difference with its bootstrap
-interval: the one place the book compares two detectors.
+"""Declared contrasts between detectors, each a paired difference with its interval: the one
+place the book compares two detectors (which contrasts, and why: ``declared``).
 
-A contrast is declared in code (``preregistered``): arm A against arm B, each a detector at
-a threshold mode (``operating``: ``none``, ``scores``, ``calibrated``, ``matched`` on the
-calibration split, ``null`` — matched on the null controls' evaluated problems, cross-fitted
-— or ``oracle``). A threshold-free rule may also be calibrated: its margin is then
-thresholded like a score. An arm may name several detectors: it is then the *best* of them,
-chosen anew in every resample, so the selection's optimism is part of the interval. The
-primary family was changed twice, the first time after a result had been seen; the detection
-chapter says when and why.
+A contrast is arm A against arm B on one metric, each arm a detector at a threshold mode
+(``operating``: ``none``, ``scores``, ``calibrated``, ``matched`` on the calibration split,
+``null`` — matched on the null controls' evaluated problems — ``heldout`` — matched on the
+leaked model's held-out half — both cross-fitted, or ``oracle``). A threshold-free rule may
+also be calibrated: its margin is then thresholded like a score. An arm of several detectors
+is the *best* of them, chosen anew in every resample (the selection's optimism is then part
+of the interval), or their *mean* (the paper's average over baselines). All detectors are
+read on one **common decided set**, so no arm is scored on samples another drops.
 
-The interval resamples what the difference depends on, together: the evaluated problems,
-the calibration problems (thresholds re-set in every resample) and, pooled over several
-parts (seeds, each its own trained models), the parts themselves — a two-stage bootstrap
-(``stats.resample.ProblemResampler``) whose spread is widened by √(K/(K − 1)) for K parts,
-the small-sample correction of a mean over K units. All detectors are read on one **common
-decided set**, so no arm is scored on samples another drops. Each group (each seed alone,
-the pool, and the pool without the tuning seed) draws from a random stream of its own.
+**One part** (a seed): the percentile interval of the differences over resamples of the
+problems, the calibration problems drawn alongside (thresholds re-set and re-matched inside
+every resample); two-sided p twice the smaller share of resampled differences on either side
+of zero (< 0.05 exactly where the 95% interval excludes zero), equivalence p by two one-sided
+tests against ±``margin`` (the larger share beyond either bound).
 
-A contrast of two fixed detectors gets the percentile interval of its resampled
-differences. A contrast with selection ("best of A − best of B" = max_i min_j (A_i − B_j))
-gets simultaneous bounds instead: every pairwise difference D_ij is widened by the 97.5%
-quantile of the largest deviation max_ij |D*_ij − D_ij| in that direction over the resamples
-(the bootstrap max-T), and the bounds go through the same max-min (both tested).
+**Several parts pooled** (seeds, each its own trained models, scoring the same problems):
+the pooled difference D̄ ± t(K − 1)·√(Var(c) + S²/K) (``stats.pooling``): Var(c) what the
+shared problems add to every seed alike (the covariance between seeds' differences over
+problem resamples, seeds held fixed), S² the spread of the K per-seed differences; p-values,
+equivalence and the paper's one-sided tests from the same t. A contrast with selection
+("best of A − best of B" = max_i min_j (A_i − B_j)) gets simultaneous bounds instead: every
+pairwise difference D_ij widened by the 97.5% quantile of the largest deviation
+max_ij |D*_ij − D_ij| in that direction over a two-stage bootstrap (seeds, then problems;
+spread widened by √(K/(K − 1))), the bounds through the same max-min. Each group (each seed alone, the pool, each named sub-pool) draws from a random
+stream of its own.
 
-A family (``FAMILIES``: the primary contrasts; a researcher's own, role ``"plug-in"``) is
-judged family-wise. Each fixed pair gets a two-sided bootstrap p-value (twice the smaller
-share of resampled differences on either side of zero, so p < 0.05 exactly where the 95%
-percentile interval excludes zero) and an equivalence p-value (two one-sided tests against
-±``margin``: the larger share of resamples beyond either bound); each set is Holm-adjusted
+A family (``declared.FAMILIES``) is judged family-wise: each set of p-values Holm-adjusted
 across the family within each part, and ``family_verdict`` reads "better" or "worse" where
-the difference is significant, else "equivalent" where equivalence is, else "inconclusive".
-Beside each: the difference the design detects with 80% power and the seeds a ``margin``
-would need (``stats.significance``), and each arm's realised flag rates on the null controls
-and the held-out half (``operating.realised``)."""
+the difference is significant, else "equivalent" where equivalence is, else
+"inconclusive". The paper's rows (role ``paper``) are tested one-sided against the paper's
+gain (``declared.PAPER_GAIN``) and against zero, Holm across them: "not reproduced here"
+where the gain is shown below the paper's, else "reproduced" where it is shown above zero,
+else "inconclusive". Beside each: the difference the design detects with 80% power, the seeds
+a ``margin`` would need to be detected and to be shown equivalent (Var(c) does not shrink
+with seeds), the per-seed spread, and each arm's realised flag rates on the null controls and
+on the leaked model's held-out and leaked halves (``operating.realised``)."""
 
 from __future__ import annotations
 
@@ -44,101 +47,14 @@ import numpy as np
 import pandas as pd
 
 from srlib.detection.arms import METRICS, Arm, Contrast
+from srlib.detection.declared import FAMILIES, PAPER_GAIN
 from srlib.detection.operating import Part, flags, part, realised
+from srlib.detection.verdicts import POOLED
 from srlib.stats.metrics import RANKING, count_metric
+from srlib.stats.pooling import pool, problem_variance
 from srlib.stats.resample import ProblemResampler
-from srlib.stats.significance import (
-    bootstrap_p,
-    detectable,
-    equivalence_p,
-    holm,
-    units_needed,
-)
+from srlib.stats.significance import bootstrap_p, detectable, equivalence_p, holm
 from srlib.stats.verdicts import difference
-
-PAPER_GAIN = {"SR gray": 0.2152, "SR black": 0.1446}
-"""The study's reported F1 gains of SR over the threshold baselines (+21.52 and +14.46
-points, gray- and black-box), set against the F1 differences at the primary point."""
-
-
-def preregistered(
-    gray: Sequence[str] = ("PPL", "Min-K%", "Min-K%++", "Zlib"),
-    black: Sequence[str] = ("NGO", "n-gram acc"),
-) -> list[Contrast]:
-    """The book's contrasts, fixed in code before any table is computed.
-
-    Primary, one family (Holm across it): the paper's rules (SR gray, SR black) against each
-    baseline of their setting **at the rule's own operating point measured where the
-    decisions are made** — the baseline's threshold flags as many of the null controls'
-    evaluated problems as the rule flags of them, cross-fitted (``operating``) — in MCC.
-    (Until this commit the primary point was matched on the MBPP calibration split; a
-    threshold does not carry from there to HumanEval and MBPP's test problems, and that
-    mismatch alone could favour either side. That match stays, as the deployable condition.)
-    The paper's own effect: the same pairs in F1, set against its reported gains
-    (``PAPER_GAIN``). Secondary: the same pairs in TPR (same point); matched on the
-    calibration split, the deployable point (MCC); SR as it decides against each baseline
-    calibrated to ``fpr`` (SR's "no threshold needed" condition); against the oracle
-    threshold; the audit's low-FPR regime (the rule's margin and the baseline both
-    calibrated to flag 5%, and 1%, of the clean calibration problems; MCC and TPR); ranking
-    (AUC of the rule's margin against the baseline's score); the other reference-free SR
-    rules against their own score's baseline (null point); and the best self-referential
-    rule against the best calibrated baseline, both chosen inside every resample."""
-    pairs = [(sr, b) for sr, bs in (("SR gray", gray), ("SR black", black)) for b in bs]
-    at_null = lambda sr, b: Arm((b,), "null", matched_to=sr)  # noqa: E731
-    matched = lambda sr, b: Arm((b,), "matched", matched_to=sr)  # noqa: E731
-    out = [Contrast(f"{sr} − {b}", Arm((sr,)), at_null(sr, b)) for sr, b in pairs]
-    out += [
-        Contrast(f"{sr} − {b} (F1)", Arm((sr,)), at_null(sr, b), "paper", "f1") for sr, b in pairs
-    ]
-    out += [
-        Contrast(f"{sr} − {b} (TPR)", Arm((sr,)), at_null(sr, b), "secondary", "tpr")
-        for sr, b in pairs
-    ]
-    out += [
-        Contrast(
-            f"{sr} − {b} (deployable: matched on calibration)",
-            Arm((sr,)),
-            matched(sr, b),
-            "secondary",
-        )
-        for sr, b in pairs
-    ]
-    out += [
-        Contrast(f"{sr} − {b} (calibrated)", Arm((sr,)), Arm((b,), "calibrated"), "secondary")
-        for sr, b in pairs
-    ]
-    out += [
-        Contrast(f"{sr} − {b} (oracle)", Arm((sr,)), Arm((b,), "oracle"), "secondary")
-        for sr, b in pairs
-    ]
-    for rate in (0.05, 0.01):  # the audit's low-FPR regime: both held to one clean rate
-        for metric in ("mcc", "tpr"):
-            out += [
-                Contrast(
-                    f"{sr} − {b} ({metric.upper()}, calibrated at {rate:.0%})",
-                    Arm((sr,), "calibrated", fpr=rate),
-                    Arm((b,), "calibrated", fpr=rate),
-                    "secondary",
-                    metric,
-                )
-                for sr, b in pairs
-            ]
-    out += [
-        Contrast(f"{sr} − {b} (AUC)", Arm((sr,), "scores"), Arm((b,), "scores"), "secondary", "auc")
-        for sr, b in pairs
-    ]
-    for sr, b in (("SR Min-K%", "Min-K%"), ("SR Min-K%++", "Min-K%++"), ("SR Zlib", "Zlib")):
-        out.append(Contrast(f"{sr} − {b}", Arm((sr,)), at_null(sr, b), "secondary"))
-    srs = ("SR gray", "SR black", "SR Min-K%", "SR Min-K%++", "SR Zlib")
-    out.append(
-        Contrast(
-            "best SR − best baseline",
-            Arm(srs),
-            Arm((*gray, *black), "calibrated"),
-            "secondary",
-        )
-    )
-    return out
 
 
 def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:
@@ -146,31 +62,52 @@ def _metric(name: str, y: np.ndarray, f: np.ndarray) -> float:
     scores ``f`` (a missing score ranks lowest)."""
     if name == "auc":
         return float(RANKING["roc_auc"](y, np.nan_to_num(np.asarray(f, float), nan=-np.inf)))
+    return count_metric(METRICS[name], *_counts(y, f))
+
+
+def _counts(y: np.ndarray, f: np.ndarray) -> tuple[float, float, float, float]:
+    """TP, FP, FN, TN of flags ``f`` against labels ``y``."""
     f = np.asarray(f, dtype=bool)
     tp, fp = np.count_nonzero(y & f), np.count_nonzero(~y & f)
     fn = np.count_nonzero(y) - tp
-    return count_metric(
-        METRICS[name], float(tp), float(fp), float(fn), float(y.size - tp - fp - fn)
-    )
+    return float(tp), float(fp), float(fn), float(y.size - tp - fp - fn)
 
 
-def _values(parts: list[Part], needed, draws, fpr: float) -> dict:
+def _values(parts: list[Part], needed, draws, fpr: float, each: bool = False):
     """(detector, mode, metric) → the metric on the parts' resamples pooled (a part not drawn
-    in this resample, under the two-stage bootstrap, adds no row)."""
-    drawn = [(p, d) for p, d in zip(parts, draws, strict=True) if d[0].size]
-    y = np.concatenate([p.y[idx] for p, (idx, _) in drawn])
-    out = {}
+    in this resample, under the two-stage bootstrap, adds no row) and, with ``each``, per
+    part: (pooled, [per part]). Each detector's flags are computed once per mode."""
+    drawn = [(i, p, d) for i, (p, d) in enumerate(zip(parts, draws, strict=True)) if d[0].size]
+    ys = [p.y[d[0]] for _, p, d in drawn]
+    y = np.concatenate(ys)
+    made: dict = {}
+    pooled, per = {}, [{} for _ in parts]
     for name, mode, metric in needed:
-        f = np.concatenate([flags(p, name, mode, d, fpr) for p, d in drawn])
-        out[name, mode, metric] = _metric(metric, y, f)
-    return out
+        if (name, mode) not in made:
+            made[name, mode] = [flags(p, name, mode, d, fpr) for _, p, d in drawn]
+        got, key = made[name, mode], (name, mode, metric)
+        if metric == "auc":
+            pooled[key] = _metric("auc", y, np.concatenate(got))
+            counts = None
+        else:
+            counts = [_counts(yi, fi) for yi, fi in zip(ys, got, strict=True)]
+            pooled[key] = count_metric(METRICS[metric], *np.sum(counts, axis=0))
+        for j, ((i, _, _), yi, fi) in enumerate(zip(drawn, ys, got, strict=True)):
+            if each:
+                per[i][key] = _metric("auc", yi, fi) if counts is None else count_metric(
+                    METRICS[metric], *counts[j])  # fmt: skip
+    return pooled, per
+
+
+def _arm(values: dict, arm: Arm, metric: str) -> np.ndarray:
+    """An arm's members' values on one draw (their mean, for a ``mean`` arm)."""
+    v = np.array([values[n, arm.mode, metric] for n in arm.detectors])
+    return v.mean(keepdims=True) if arm.pool == "mean" else v
 
 
 def _pairs(values: dict, c: Contrast) -> np.ndarray:
     """D_ij = A_i − B_j for every member i of arm A and j of arm B, on one draw."""
-    a = np.array([values[n, c.a.mode, c.metric] for n in c.a.detectors])
-    b = np.array([values[n, c.b.mode, c.metric] for n in c.b.detectors])
-    return a[:, None] - b[None, :]
+    return _arm(values, c.a, c.metric)[:, None] - _arm(values, c.b, c.metric)[None, :]
 
 
 def _interval(point: np.ndarray, boots: np.ndarray, level: float) -> tuple[float, float]:
@@ -193,39 +130,37 @@ def contrast_table(
     seed: int = 0,
     level: float = 0.95,
     pooled: bool = True,
-    confirmatory: Sequence[str] | None = None,
+    subsets: Mapping[str, Sequence[str]] | None = None,
     margin: float = 0.05,
     each: bool = True,
 ) -> pd.DataFrame:
-    """Each contrast's difference A − B with its paired bootstrap interval and verdict, per
-    part (e.g. seed: part name → its long table, calibration long table and, optionally,
-    its null control's long table on the same problems, as ``compare.long_table`` makes
-    them) and, with ``pooled`` and more than one part, pooled over all parts — resampling
-    the parts (the models) as well as the problems — and over the ``confirmatory`` parts
-    alone where they are fewer (the seeds the settings were not tuned on); not ``each``: the
-    pools only (simulations). Columns: contrast,
-    role, part, a, b, metric, a_value, b_value, difference, low, high, n, interval
-    ("percentile" or "simultaneous"), verdict, p, se (of the resampled differences),
-    detectable (the difference found with 80% power, ``stats.significance.detectable``),
-    seeds_needed (for ``margin``), p_equivalent (within ±``margin``), the arms' realised flag
-    rates on the null controls and the held-out half (a_null_rate, b_null_rate,
-    a_held_out_rate, b_held_out_rate), for the paper's rows its reported gain and whether the
-    interval holds it (paper_gain, paper_inside), and, per family (``FAMILIES``), p_holm,
-    p_equivalent_holm and family_verdict: better, worse, equivalent (within the margin) or
-    inconclusive."""
+    """Each contrast's difference A − B with its paired interval and verdict, per part (e.g.
+    seed: part name → its long table, calibration long table and, optionally, its null
+    control's long table on the same problems, as ``compare.long_table`` makes them) and,
+    with ``pooled`` and more than one part, pooled over all parts and over each of the named
+    ``subsets`` of them that has at least two parts and fewer than all (e.g. the seeds the
+    settings were not tuned on); not ``each``: the pools only (simulations). Columns:
+    contrast, role, part, a, b, metric, a_value, b_value, difference, low, high, n, interval
+    ("percentile", "t" or "simultaneous"), verdict, p, se, df, detectable (the difference
+    found with 80% power), seeds_needed and seeds_needed_equivalence (for ``margin``),
+    p_equivalent (within ±``margin``), seed_sd (the spread of the per-seed differences) and
+    problem_se (√Var(c)), the arms' realised flag rates (a/b_null_rate, a/b_held_out_rate,
+    a/b_leaked_rate), for the paper's rows its reported gain, the one-sided p-values
+    p_below_gain and p_above_zero, and, per family (``declared.FAMILIES``) and for the paper's
+    rows, p_holm, p_equivalent_holm and family_verdict."""
     contrasts = list(contrasts)
     used = {n for c in contrasts for arm in (c.a, c.b) for n in arm.detectors}
     used |= {arm.matched_to for c in contrasts for arm in (c.a, c.b) if arm.matched_to}
     built = {name: part(*tables[:2], used, *tables[2:]) for name, tables in parts.items()}
     options = {"fpr": fpr, "n_boot": n_boot, "seed": seed, "level": level, "margin": margin}
-    return contrast_parts(built, contrasts, pooled, confirmatory, each, **options)
+    return contrast_parts(built, contrasts, pooled, subsets, each, **options)
 
 
 def contrast_parts(
     built: Mapping[str, Part],
     contrasts: Sequence[Contrast],
     pooled: bool = True,
-    confirmatory: Sequence[str] | None = None,
+    subsets: Mapping[str, Sequence[str]] | None = None,
     each: bool = True,
     fpr: float = 0.05,
     n_boot: int = 1000,
@@ -238,30 +173,35 @@ def contrast_parts(
     needed = {
         (n, arm.mode, c.metric) for c in contrasts for arm in (c.a, c.b) for n in arm.detectors
     }
-    groups = [(name, [p], 1) for name, p in built.items()] if each or len(built) == 1 else []
+    groups = [(name, [p]) for name, p in built.items()] if each or len(built) == 1 else []
     if pooled and len(built) > 1:
-        groups.append(("pooled", list(built.values()), len(built)))
-        chosen = [built[n] for n in confirmatory or () if n in built]
-        if 1 < len(chosen) < len(built):
-            groups.append(("pooled, confirmatory seeds", chosen, len(chosen)))
+        groups.append((POOLED, list(built.values())))
+        for label, names in (subsets or {}).items():
+            chosen = [built[n] for n in names if n in built]
+            if 1 < len(chosen) < len(built):
+                groups.append((label, chosen))
     family = Counter(c.role for c in contrasts)
     rows = []
-    for k, (part_name, members, units) in enumerate(groups):
-        rng = np.random.default_rng([seed, k])  # a stream of its own per seed and the pool
-        sampler = ProblemResampler(members, models=units > 1)
-        full = _values(members, needed, sampler.all(), fpr)
-        boots = [_values(members, needed, sampler.draw(rng), fpr) for _ in range(n_boot)]
+    for k, (part_name, members) in enumerate(groups):
+        rng = np.random.default_rng([seed, k])  # a stream of its own per seed and pool
+        sampler, many = ProblemResampler(members), len(members) > 1
+        full, seeds_full = _values(members, needed, sampler.all(), fpr, many)
+        boots = [_values(members, needed, sampler.draw(rng), fpr, many) for _ in range(n_boot)]
+        chosen = [c for c in contrasts if _pairs(full, c).size > 1]
+        two_stage = _two_stage(members, chosen, rng, n_boot, fpr) if many and chosen else []
         for c in contrasts:
             point = _pairs(full, c)
-            resampled = np.array([_pairs(v, c) for v in boots])
-            if units > 1:  # K models resampled: their spread is (K − 1)/K of the truth's
-                resampled = point + np.sqrt(units / (units - 1)) * (resampled - point)
-            low, high = _interval(point, resampled, level)
-            single = point.size == 1
-            a = max(full[n, c.a.mode, c.metric] for n in c.a.detectors)
-            b = max(full[n, c.b.mode, c.metric] for n in c.b.detectors)
-            se = float(resampled.reshape(len(boots), -1)[:, 0].std()) if single else np.nan
-            found = detectable(se, family[c.role] if c.role in FAMILIES else 1)
+            m = family[c.role] if c.role in FAMILIES or c.role == "paper" else 1
+            if point.size > 1:
+                stats = _selected(point, two_stage or [b[0] for b in boots], c, level, len(members))
+            elif many:
+                each_seed = [_pairs(v, c).item() for v in seeds_full]
+                draws = [[_pairs(v, c).item() for v in b[1]] for b in boots]
+                stats = _pooled(point.item(), each_seed, draws, c, level, margin, m)
+            else:
+                resampled = np.array([_pairs(b[0], c).item() for b in boots])
+                stats = _percentile(point.item(), resampled, c, level, margin, m)
+            a, b = _arm(full, c.a, c.metric).max(), _arm(full, c.b, c.metric).max()
             rows.append(
                 {
                     "contrast": c.name,
@@ -273,52 +213,116 @@ def contrast_parts(
                     "a_value": a,
                     "b_value": b,
                     "difference": a - b,
-                    "low": float(low),
-                    "high": float(high),
+                    **stats,
                     "n": int(sum(p.y.size for p in members)),
-                    "interval": "percentile" if single else "simultaneous",
-                    "verdict": difference(c.a.label, c.b.label, a - b, low, high, c.metric.upper()),
-                    "p": bootstrap_p(resampled) if single else np.nan,
-                    "se": se,
-                    "detectable": found,
-                    "seeds_needed": units_needed(units, found, margin) if single else np.nan,
-                    "p_equivalent": equivalence_p(resampled, margin) if single else np.nan,
+                    "verdict": difference(
+                        c.a.label, c.b.label, a - b, stats["low"], stats["high"], c.metric.upper()
+                    ),
                     "margin": margin,
+                    "paper_gain": PAPER_GAIN.get(c.a.detectors[0], np.nan)
+                    if c.role == "paper"
+                    else np.nan,
                     **_rates(members, c, fpr),
                 }
             )
-    table = _family(pd.DataFrame(rows))
-    gain = table.a.map(PAPER_GAIN).where(table.role == "paper")
-    table["paper_gain"] = gain
-    table["paper_inside"] = ((gain >= table.low) & (gain <= table.high)).where(gain.notna())
-    return table
+    return _paper(_family(pd.DataFrame(rows)))
+
+
+def _two_stage(members: list[Part], chosen: list[Contrast], rng, n_boot: int, fpr: float):
+    """Values of the selection contrasts' detectors over a two-stage bootstrap (seeds, then
+    problems), with their spread widened by √(K/(K − 1)) where they are read."""
+    needed = {(n, arm.mode, c.metric) for c in chosen for arm in (c.a, c.b) for n in arm.detectors}
+    sampler = ProblemResampler(members, models=True)
+    return [_values(members, needed, sampler.draw(rng), fpr)[0] for _ in range(n_boot)]
+
+
+def _selected(point: np.ndarray, boots: list[dict], c: Contrast, level: float, units: int):
+    """Simultaneous bounds of a selection contrast (no p-value: it is in no family)."""
+    resampled = np.array([_pairs(v, c) for v in boots])
+    if units > 1:  # K parts resampled: their spread is (K − 1)/K of the truth's
+        resampled = point + np.sqrt(units / (units - 1)) * (resampled - point)
+    low, high = _interval(point, resampled, level)
+    return {"low": low, "high": high, "interval": "simultaneous", **_NO_TEST}
+
+
+_NO_TEST = {
+    "p": np.nan,
+    "se": np.nan,
+    "df": np.nan,
+    "detectable": np.nan,
+    "seeds_needed": np.nan,
+    "seeds_needed_equivalence": np.nan,
+    "p_equivalent": np.nan,
+    "seed_sd": np.nan,
+    "problem_se": np.nan,
+    "p_below_gain": np.nan,
+    "p_above_zero": np.nan,
+}
+
+
+def _percentile(point, resampled, c: Contrast, level: float, margin: float, m: int) -> dict:
+    """One part: the percentile interval and bootstrap p-values of a single pair."""
+    low, high = _interval(np.array([[point]]), resampled.reshape(-1, 1, 1), level)
+    se = float(resampled.std())
+    gain = PAPER_GAIN.get(c.a.detectors[0], np.nan) if c.role == "paper" else np.nan
+    return {
+        **_NO_TEST,
+        "low": low,
+        "high": high,
+        "interval": "percentile",
+        "p": bootstrap_p(resampled),
+        "se": se,
+        "detectable": detectable(se, m),
+        "p_equivalent": equivalence_p(resampled, margin),
+        "p_below_gain": float(np.mean(resampled >= gain)) if gain == gain else np.nan,
+        "p_above_zero": float(np.mean(resampled <= 0)) if gain == gain else np.nan,
+    }
+
+
+def _pooled(point, each_seed, draws, c: Contrast, level: float, margin: float, m: int) -> dict:
+    """Several parts: the t interval of ``stats.pooling`` and its tests."""
+    pooled = pool(point, np.array(each_seed), problem_variance(np.array(draws)))
+    low, high = pooled.interval(level)
+    gain = PAPER_GAIN.get(c.a.detectors[0], np.nan) if c.role == "paper" else np.nan
+    return {
+        "low": low,
+        "high": high,
+        "interval": "t",
+        "p": pooled.p(),
+        "se": pooled.se,
+        "df": pooled.df,
+        "detectable": pooled.detectable(m),
+        "seeds_needed": pooled.seeds_needed(margin, m),
+        "seeds_needed_equivalence": pooled.seeds_needed(margin, m, equivalence=True),
+        "p_equivalent": pooled.p_equivalent(margin),
+        "seed_sd": pooled.seed_sd,
+        "problem_se": float(np.sqrt(pooled.problem_var)),
+        "p_below_gain": pooled.p_below(gain) if gain == gain else np.nan,
+        "p_above_zero": pooled.p_above(0.0) if gain == gain else np.nan,
+    }
 
 
 def _rates(members: list[Part], c: Contrast, fpr: float) -> dict:
     """Each arm's realised flag rates (``operating.realised``), pooled over the parts: on
-    the null controls' evaluated problems and on the leaked run's held-out half. Read for a
-    single detector per arm at a decision threshold; NaN otherwise."""
+    the null controls' evaluated problems, on the leaked run's held-out half and on its
+    leaked half. Read for a single detector per arm at a decision threshold; NaN otherwise."""
     out = {}
     for side, arm in (("a", c.a), ("b", c.b)):
         fixed = len(arm.detectors) == 1 and arm.threshold != "scores"
         rates = [realised(p, arm.detectors[0], arm.mode, fpr) for p in members] if fixed else []
-        for i, what in enumerate(("null", "held_out")):
+        for i, what in enumerate(("null", "held_out", "leaked")):
             got = np.array([r[i] for r in rates], dtype=float)
             got = got[~np.isnan(got)]
             out[f"{side}_{what}_rate"] = float(got.mean()) if got.size else np.nan
     return out
 
 
-FAMILIES = ("primary", "plug-in")
-"""The roles whose contrasts are one family each, Holm-adjusted within each part."""
-
-
 def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Holm-adjusted p-values across each family's contrasts (``FAMILIES``) of each part —
-    for a difference and for equivalence within the margin — and the family-wise verdict
-    they give: "better" or "worse" where the difference is significant, else "equivalent"
-    where equivalence is, else "inconclusive" (no evidence either way: not "no difference").
-    Secondary contrasts: their own intervals only."""
+    """Holm-adjusted p-values across each family's contrasts (``declared.FAMILIES``) of each
+    part — for a difference and for equivalence within the margin — and the family-wise
+    verdict they give: "better" or "worse" where the difference is significant, else
+    "equivalent" where equivalence is, else "inconclusive" (no evidence either way: not "no
+    difference"). Secondary contrasts: their own intervals only."""
     table["p_holm"] = np.nan
     table["p_equivalent_holm"] = np.nan
     table["family_verdict"] = ""
@@ -334,4 +338,21 @@ def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
             else ("equivalent" if e < alpha else "inconclusive")
             for d, q, e in zip(g.difference, adjusted, equivalent, strict=True)
         ]
+    return table
+
+
+def _paper(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """The paper's rows, one-sided and Holm-adjusted across them per part: "not reproduced
+    here" where the gain is shown below the paper's, else "reproduced" where it is shown
+    above zero (the paper's gain inside the one-sided bound), else "inconclusive"."""
+    paper = table[(table.role == "paper") & table.p_below_gain.notna()]
+    for _, g in paper.groupby("part", sort=False):
+        below, above = holm(g.p_below_gain.to_numpy()), holm(g.p_above_zero.to_numpy())
+        table.loc[g.index, "p_holm"] = below
+        table.loc[g.index, "p_equivalent_holm"] = np.nan
+        table.loc[g.index, "family_verdict"] = [
+            "not reproduced here" if b < alpha else ("reproduced" if a < alpha else "inconclusive")
+            for b, a in zip(below, above, strict=True)
+        ]
+        table.loc[g.index, "p_above_zero_holm"] = above
     return table

@@ -15,6 +15,12 @@ benchmark text) on the very problems that are evaluated. The threshold modes:
   them — the operating point measured where the decisions are made. **Cross-fitted**: the
   problems are split in two halves (by a hash of their id), and each half is judged with the
   rate and threshold learnt on the other half's null-control rows, never on its own;
+- ``heldout:RULE``: flags as many of the **leaked model's held-out problems** as RULE flags
+  of them — equal false-positive rates on the model that is judged, so that a difference
+  in MCC is a difference in how many leaked problems each flags there (discrimination), not
+  in how far each one's flags move between a clean and a leaked model (threshold transport,
+  the ``null`` point). Cross-fitted like ``null``: each half is judged with the rate and
+  threshold learnt on the other half's held-out problems;
 - ``oracle``: the MCC-optimal threshold on the evaluated samples themselves (an upper bound).
 
 Thresholds read scores with **ties broken at random** (seeded per detector and problem: each
@@ -173,6 +179,8 @@ def thresholds(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
         return np.full(idx.size, np.nextafter(t, -np.inf))
     if mode.startswith("null:"):
         return _cross_fitted(p, name, mode.partition(":")[2], idx)
+    if mode.startswith("heldout:"):
+        return _held_out(p, name, mode.partition(":")[2], idx)
     if name not in p.clean:
         raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
     clean = p.untied[f"clean:{name}"]
@@ -200,6 +208,21 @@ def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray) -> np.ndarray:
     return out
 
 
+def _held_out(p: Part, name: str, rule: str, idx: np.ndarray) -> np.ndarray:
+    """Per resampled row: the threshold that flags, on the *other* half's held-out problems
+    of the leaked model, the share of them ``rule`` flags there."""
+    if rule not in p.flags:
+        raise ValueError(f"no flags of {rule!r}: a held-out arm is matched to a rule's flags")
+    fold, unseen = p.fold[idx], ~p.y[idx]
+    rule_flags, scores = p.flags[rule][idx], p.untied[name][idx]
+    out = np.full(idx.size, np.inf)
+    for k in (0, 1):
+        learn = (fold != k) & unseen
+        if learn.any():
+            out[fold == k] = calibrated_threshold(scores[learn], float(rule_flags[learn].mean()))
+    return out
+
+
 def _clean_rate(p: Part, rule: str, cal) -> float:
     """The share of (resampled) calibration problems the threshold-free ``rule`` flags."""
     flags = p.clean_flags.get(rule)
@@ -222,16 +245,19 @@ def flags(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
     return p.untied[name][idx] > thresholds(p, name, mode, draw, fpr)
 
 
-def realised(p: Part, name: str, mode: str, fpr: float) -> tuple[float, float]:
-    """The share of the null control's problems and of the leaked run's held-out problems an
-    arm flags, at the thresholds it is judged at (NaN where the part has no null control)."""
+def realised(p: Part, name: str, mode: str, fpr: float) -> tuple[float, float, float]:
+    """The share of the null control's problems, of the leaked run's held-out problems and
+    of its leaked problems an arm flags, at the thresholds it is judged at (NaN where the
+    part has no null control, or no problem of the kind)."""
     draw = (np.arange(p.y.size), None)
     own = flags(p, name, mode, draw, fpr)
     held_out = float(own[~p.y].mean()) if (~p.y).any() else float("nan")
-    if not p.null:
-        return float("nan"), held_out
-    if mode == "none":
+    leaked = float(own[p.y].mean()) if p.y.any() else float("nan")
+    if mode == "none" and name in p.null:
         null = p.null[name]
-        return float(np.nanmean(null)) if (~np.isnan(null)).any() else float("nan"), held_out
+        rate = float(np.nanmean(null)) if (~np.isnan(null)).any() else float("nan")
+        return rate, held_out, leaked
+    if mode == "none" or f"null:{name}" not in p.untied:
+        return float("nan"), held_out, leaked
     null = p.untied[f"null:{name}"] > thresholds(p, name, mode, draw, fpr)
-    return float(null.mean()), held_out
+    return float(null.mean()), held_out, leaked

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from srlib.detection.arms import Arm, Contrast
 from srlib.detection.compare import decide
-from srlib.detection.contrasts import Arm, Contrast
 from srlib.detection.plugins import Plugin, flag_column, rules
 
 GRAY_BASELINES = ("PPL", "Min-K%", "Min-K%++", "Zlib")
@@ -20,9 +20,9 @@ BLACK_BASELINES = ("NGO", "n-gram acc")
 def contrasts(found: Sequence[Plugin]) -> list[Contrast]:
     """Each plug-in against SrDetection and every threshold baseline of its setting, in MCC,
     declared before any score is read: one family of its own (role ``"plug-in"``, Holm
-    across it), the user's detector first, every pair at one operating point — the primary
-    family's, measured where the decisions are made: a threshold flags as many of the null
-    controls' evaluated problems as the rule it is matched to (``operating``, cross-fitted).
+    across it), the user's detector first, every pair at one operating point — the
+    threshold-transport family's: a threshold flags as many of the null controls' evaluated
+    problems as the rule it is matched to (``operating``, cross-fitted).
     A score ``X``: at SR's null-control flag rate against SR and against each baseline at
     that same rate; its rule ``SR X``, and a rule plug-in ``R``, as they decide against each
     baseline matched to their null-control rate, and against SR with both margins calibrated

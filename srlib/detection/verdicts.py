@@ -1,8 +1,10 @@
-"""The claim's headline in words, from a ``contrasts.contrast_table``: the family-wise
-verdicts of the primary contrasts first (better, worse, equivalent within the margin, or
-inconclusive), each with its pooled interval, the design's detectable difference and the
-rates both arms realise on the null controls; then the paper's own effect size against the
-F1 intervals (the wording of single intervals is ``stats.verdicts``)."""
+"""The claim in words, from a ``contrasts.contrast_table``: per family (``declared.QUESTIONS``)
+the question it answers and its family-wise verdicts (better, worse, equivalent within the
+margin, or inconclusive) naming the contrasts, then each contrast with its pooled interval,
+the seeds' own differences, the arms' flag rates on the leaked model (held-out and leaked
+halves) and the null controls, and the design's power; which pools are confirmatory; and the
+paper's gains, tested as it states them (the wording of single intervals is
+``stats.verdicts``)."""
 
 from __future__ import annotations
 
@@ -10,112 +12,224 @@ import math
 
 import pandas as pd
 
+from srlib.detection.declared import CHOSEN_ON, PAPER_GAIN, QUESTIONS
 from srlib.stats.verdicts import direction
 
 POOLED = "pooled"
+WITHOUT_TUNING = "pooled, without the tuning seed"
 CONFIRMATORY = "pooled, confirmatory seeds"
+POOLS = (POOLED, WITHOUT_TUNING, CONFIRMATORY)
 VERDICTS = ("better", "worse", "equivalent", "inconclusive")
 
 
 def pooled_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows of a contrast table a summary reads: the pool over every seed, or the one
-    part there is (never the pool without the tuning seed)."""
+    part there is (never a sub-pool)."""
     return rows[rows.part == POOLED] if POOLED in set(rows.part) else rows
 
 
-def claim_headline(table: pd.DataFrame, role: str = "primary") -> list[str]:
-    """The claim in sentences: a count of the ``role`` contrasts by family-wise verdict
-    (each interval's own where the table has none), then per contrast the verdict first,
-    its Holm-adjusted p-values, the pooled difference with its interval, the smallest
-    difference the design detects with 80% power (and the seeds the margin would need), the
-    rates both arms flag on the null controls, and in how many seeds its interval says the
-    same; the count again without the tuning seed where the table has that pool; and the
-    paper's reported gains against the F1 intervals."""
-    rows = table[table.role == role]
+def _seeds(rows: pd.DataFrame) -> list[str]:
+    """The table's parts that are seeds (not pools)."""
+    return [p for p in dict.fromkeys(rows.part) if p not in POOLS]
+
+
+def family_answer(table: pd.DataFrame, role: str) -> str:
+    """One family in a sentence: its question, then which contrasts got which family-wise
+    verdict, by name, with the pooled difference."""
+    rows = pooled_rows(table[table.role == role])
     if rows.empty:
-        return [f"No {role} contrast was computed."]
-    seeds = [p for p in dict.fromkeys(rows.part) if p not in (POOLED, CONFIRMATORY)]
-    summary = pooled_rows(rows)
-    family = "family_verdict" in summary and summary.family_verdict.ne("").all()
-    marginal = [direction(lo, hi) for lo, hi in zip(summary.low, summary.high, strict=True)]
-    verdicts = list(summary.family_verdict) if family else marginal
-    out = [_count(summary, verdicts, seeds, family, role)]
-    for row, verdict, alone in zip(summary.itertuples(), verdicts, marginal, strict=True):
-        same = rows[(rows.contrast == row.contrast) & rows.part.isin(seeds)]
-        held = sum(direction(lo, hi) == alone for lo, hi in zip(same.low, same.high, strict=True))
-        out.append(_row(row, verdict if family else alone, family, held, len(same)))
-    kept = rows[rows.part == CONFIRMATORY]
-    if family and len(kept):
-        counts = ", ".join(f"{v} {list(kept.family_verdict).count(v)}" for v in VERDICTS)
-        out.append(
-            f"Without the seed the settings were tuned on ({len(seeds) - 1} seeds): {counts}."
-        )
-    if role == "primary":
+        return f"No {role} contrast was computed."
+    seeds = _seeds(table[table.role == role])
+    where = f"pooled over {len(seeds)} seeds" if len(seeds) > 1 else f"on {rows.part.iloc[0]}"
+    rows = rows.assign(said=_verdicts(rows))
+    rules = []
+    for rule, g in rows.groupby("a", sort=False):
+        said = []
+        for v in dict.fromkeys([*VERDICTS, *g.said]):
+            named = [
+                f"{_short(r.b)} ({r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}])"
+                for r in g.itertuples()
+                if r.said == v
+            ]
+            if named:
+                said.append(f"{v} {_than(v)} " + ", ".join(named))
+        rules.append(f"{_short(rule)} is " + "; ".join(said))
+    question = QUESTIONS.get(role, role)
+    margin = rows.margin.iloc[0] if "margin" in rows else math.nan
+    within = "" if _nan(float(margin)) else f"; equivalent: within ±{margin:g}"
+    return (
+        f"**{role.capitalize()}** — {question} ({where}, {len(rows)} contrasts, Holm, "
+        f"{rows.metric.iloc[0].upper()}{within}): " + ". ".join(rules) + "."
+    )
+
+
+def _than(verdict: str) -> str:
+    """The word after a verdict."""
+    return {"better": "than", "worse": "than", "equivalent": "to"}.get(verdict, "against")
+
+
+def _short(label: str) -> str:
+    """An arm's detector, without its operating point."""
+    return label.split(" (")[0]
+
+
+def _verdicts(rows: pd.DataFrame) -> list[str]:
+    """Family-wise verdicts where the table has them, else each interval's own."""
+    if "family_verdict" in rows and rows.family_verdict.ne("").all():
+        return list(rows.family_verdict)
+    return [direction(lo, hi) for lo, hi in zip(rows.low, rows.high, strict=True)]
+
+
+def claim_answer(table: pd.DataFrame) -> list[str]:
+    """The answer in words, for a chapter's answer box and the landing page: each family's
+    answer (``family_answer``), then the paper's gains as it states them."""
+    said = [family_answer(table, r) for r in QUESTIONS if (table.role == r).any()]
+    return said + paper_sentences(table)
+
+
+def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
+    """The claim in sentences: for each family (or the one ``role``), its answer
+    (``family_answer``) and a sentence per contrast; then which pools confirm; then the
+    paper's gains as it states them."""
+    roles = [role] if role else [r for r in QUESTIONS if r in set(table.get("role", ()))]
+    if not roles or table[table.role.isin(roles)].empty:
+        return [f"No {role or 'declared'} contrast was computed."]
+    out = []
+    for r in roles:
+        rows = table[table.role == r]
+        out.append(family_answer(table, r))
+        seeds = _seeds(rows)
+        summary = pooled_rows(rows)
+        for row, verdict in zip(summary.itertuples(), _verdicts(summary), strict=True):
+            out.append(_row(row, verdict, rows[rows.contrast == row.contrast], seeds, table))
+        out += _pools(rows, seeds)
+    if role is None:
         out += paper_sentences(table)
     return out
 
 
-def _count(summary: pd.DataFrame, verdicts: list[str], seeds, family: bool, role: str) -> str:
-    """The headline's first sentence: how many contrasts got each verdict."""
-    where = f"pooled over {len(seeds)} seeds" if len(seeds) > 1 else f"on {seeds[0]}"
-    resampled = "seeds and problems resampled" if len(seeds) > 1 else "problems resampled"
-    if not family:
-        b, w = verdicts.count("better"), verdicts.count("worse")
-        return (
-            f"Of {len(summary)} {role} contrasts ({where}, {resampled}, paired 95% intervals),"
-            f" the first rule is better in {b}, worse in {w}, and there is no evidence of a"
-            f" difference in {len(verdicts) - b - w}."
+def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
+    """The sub-pools' counts, and whether any pool is confirmatory."""
+    out = []
+    for name, what in (
+        (WITHOUT_TUNING, "Without the seed the settings were tuned on"),
+        (CONFIRMATORY, "Confirmatory, on the seeds no family was chosen on"),
+    ):
+        kept = rows[rows.part == name]
+        if len(kept) and kept.family_verdict.ne("").all():
+            n = len(_seeds(rows)) - 1 if name == WITHOUT_TUNING else "their"
+            counts = ", ".join(f"{v} {list(kept.family_verdict).count(v)}" for v in VERDICTS)
+            out.append(f"{what} ({n} seeds): {counts}.")  # fmt: skip
+    numbers = [int(s.split()[-1]) for s in seeds if s.split()[-1].isdigit()]
+    if len(seeds) > 1 and numbers and all(n not in CHOSEN_ON for n in numbers):
+        out.append("Every seed here is confirmatory: no family was chosen on any of them.")
+    elif len(seeds) > 1 and not (rows.part == CONFIRMATORY).any():
+        chosen = ", ".join(map(str, CHOSEN_ON))
+        out.append(
+            f"Exploratory: the families were chosen after results on seeds {chosen} had been"
+            " read; `settings: {replicates: [3, 4, 5]}` confirms them with the same code."
         )
-    margin = summary.margin.iloc[0] if "margin" in summary else float("nan")
-    said = ", ".join(f"{v} in {verdicts.count(v)}" for v in VERDICTS)
-    return (
-        f"Family-wise (Holm across {len(summary)} {role} contrasts, {where}, {resampled}), the"
-        f" first rule is {said} (equivalent: within ±{margin:g} MCC; inconclusive: neither"
-        " a difference nor equivalence shown — not the same as no difference)."
-    )
+    return out
 
 
-def _row(row, verdict: str, family: bool, held: int, parts: int) -> str:
-    """One contrast's sentence, its family-wise verdict first."""
+def _row(row, verdict: str, same: pd.DataFrame, seeds: list[str], table: pd.DataFrame) -> str:
+    """One contrast's sentence, its family-wise verdict first, then its interval, the seeds'
+    own differences, the flag rates and the design's power."""
     interval = f"{row.difference:+.3f} [{row.low:+.3f}, {row.high:+.3f}] {row.metric.upper()}"
-    if family:
+    if not _nan(getattr(row, "p_holm", float("nan"))):
         text = (
             f"{row.a} − {row.b}: {verdict} family-wise (Holm p {_p(row.p_holm)}; equivalence"
             f" p {_p(row.p_equivalent_holm)}); {interval}"
         )
     else:
         text = f"{row.a} − {row.b}: {interval}, {verdict}"
-    if not math.isnan(getattr(row, "detectable", float("nan"))):
+    auc = table[(table.part == row.part) & (table.contrast == _auc_name(row))]
+    if row.role == "discrimination" and len(auc):
+        a = auc.iloc[0]
+        text += f"; AUC {a.difference:+.3f} [{a.low:+.3f}, {a.high:+.3f}]"
+    each = same[same.part.isin(seeds)]
+    if len(each) > 1:
+        values = ", ".join(f"{d:+.3f}" for d in each.difference)
+        text += f"; the seeds' own differences {values} (SD {row.seed_sd:.3f})"
+    text += _rates(row)
+    if not _nan(getattr(row, "detectable", float("nan"))):
         text += f"; the design detects {row.detectable:.3f} with 80% power"
-        if row.seeds_needed > 1 and row.detectable > row.margin:
-            text += f" ({int(row.seeds_needed)} seeds would detect {row.margin:g})"
-    rates = (getattr(row, "a_null_rate", float("nan")), getattr(row, "b_null_rate", float("nan")))
-    if not any(math.isnan(r) for r in rates):
-        text += f"; null-control flag rates {rates[0]:.1%} and {rates[1]:.1%}"
-    agree = f"; same interval verdict in {held} of {parts} seeds" if parts > 1 else ""
-    return text + agree + "."
+        needed = getattr(row, "seeds_needed", float("nan"))
+        if not _nan(needed) and row.detectable > row.margin:
+            text += f" ({_count(needed)} would detect ±{row.margin:g}"
+            text += f", {_count(row.seeds_needed_equivalence)} show equivalence within it)"
+    return text + "."
+
+
+def _auc_name(row) -> str:
+    """The AUC contrast beside a discrimination row."""
+    return f"{row.contrast.split(' (')[0]} (AUC)"
+
+
+def _rates(row) -> str:
+    """Both arms' flag rates on the leaked model's held-out and leaked halves and on the null
+    controls, where the table has them."""
+    out = ""
+    for what, label in (
+        ("held_out", "held-out"),
+        ("leaked", "leaked-half"),
+        ("null", "null-control"),
+    ):
+        a, b = getattr(row, f"a_{what}_rate", math.nan), getattr(row, f"b_{what}_rate", math.nan)
+        if not (_nan(a) or _nan(b)):
+            out += f"; {label} flag rates {a:.1%} and {b:.1%}"
+    return out  # fmt: skip
+
+
+def _count(seeds: float) -> str:
+    """A number of seeds, or what infinity means here."""
+    return "no number of seeds" if math.isinf(seeds) else f"{int(seeds)} seeds"
 
 
 def paper_sentences(table: pd.DataFrame) -> list[str]:
-    """Per rule, the paper's reported F1 gain against each F1 difference's interval at the
-    primary point: inside it (consistent) or outside it (excluded)."""
+    """Per rule, the paper's reported gain (F1 over the mean of the baselines) tested as it
+    states it, at each point: one-sided, "not reproduced here", "reproduced" or
+    "inconclusive", with the interval."""
     rows = pooled_rows(table[table.role == "paper"])
     out = []
     for rule, g in rows.groupby("a", sort=False):
-        gain = g.paper_gain.iloc[0]
-        inside = [f"{r.b.split(' (')[0]} {r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}]"
-                  for r in g.itertuples()]  # fmt: skip
-        held = int(g.paper_inside.fillna(False).astype(bool).sum())
+        said = []
+        for r in g.itertuples():
+            point = r.contrast.rsplit(", ", 1)[-1].rstrip(")")
+            said.append(
+                f"at the {point} point {r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}]:"
+                f" {_paper_verdict(r)}"
+            )
+        gain = PAPER_GAIN.get(rule, g.paper_gain.iloc[0])
         out.append(
-            f"The paper reports {rule} {gain * 100:+.2f} F1 points over the baselines; here, at"
-            f" the primary point, F1 differences {'; '.join(inside)}: the claimed gain is inside"
-            f" {held} of {len(g)} intervals and excluded by {len(g) - held}."
+            f"The paper reports {rule} {gain * 100:+.2f} F1 points over the mean of its"
+            f" baselines; here, {'; '.join(said)}."
         )
     return out
 
 
+def _paper_verdict(r) -> str:
+    """One paper row's verdict in words, with its one-sided Holm p-values."""
+    gain = f"{r.paper_gain * 100:+.2f}"
+    if r.family_verdict == "not reproduced here":
+        return f"not reproduced here (below the paper's {gain}, one-sided Holm p {_p(r.p_holm)})"
+    if r.family_verdict == "reproduced":
+        return (
+            f"reproduced (above zero, one-sided Holm p {_p(r.p_above_zero_holm)}, and not shown"
+            f" below the paper's {gain})"
+        )
+    return f"inconclusive (neither shown below the paper's {gain} nor above zero)"
+
+
+def _nan(x) -> bool:
+    """None or NaN."""
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def _p(p: float) -> str:
-    """A bootstrap p-value as text: none of the resamples across zero is not a p of 0."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
+    """A p-value as text."""
+    if _nan(p):
         return "n/a"
-    return f"= {p:.2g}" if p > 0 else "≈ 0 (no resample crossed the bound)"
+    if p == 0:
+        return "≈ 0 (no resample crossed the bound)"
+    return f"= {p:.2g}" if p >= 0.001 else "< 0.001"

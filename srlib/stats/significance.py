@@ -45,11 +45,3 @@ def detectable(se: float, family: int = 1, alpha: float = 0.05, power: float = 0
     from scipy.stats import norm
 
     return float((norm.ppf(1 - alpha / (2 * family)) + norm.ppf(power)) * se)
-
-
-def units_needed(units: int, now: float, wanted: float) -> int:
-    """How many independent units (seeds, models) bring a detectable difference of ``now``
-    with ``units`` of them down to ``wanted``, the standard error falling as 1/√units."""
-    if not (now > 0 and wanted > 0):
-        return units
-    return max(units, int(np.ceil(units * (now / wanted) ** 2)))

@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from srlib.detection import registry
-from srlib.detection.contrasts import contrast_table, preregistered
+from srlib.detection.contrasts import contrast_table
+from srlib.detection.declared import preregistered
 from srlib.testbed import experiment as ex
 from srlib.testbed.experiment import planted_on
 from srlib.testbed.report import flag_rate, stage_detectors
@@ -58,10 +59,11 @@ def clean_shift(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
     its flag rate on the calibration problems) on each planted model's benchmark, with the
     other benchmark, which the model never saw, as the calibration problems: each part alone
     (a model and its calibration benchmark), paired intervals with the calibration set
-    resampled too; the four are one family, Holm-adjusted within each part. (The claim's
-    primary point needs a null control, which a planted model lacks.)"""
+    resampled too; the four are one family (``deployable``), Holm-adjusted within each part.
+    (The detection chapter's two families need a null control or a known held-out half of
+    the judged model's own split, which a planted model's audit does not use.)"""
     contrasts = [
-        replace(c, name=c.name.split(" (")[0], role="primary")
+        replace(c, name=c.name.split(" (")[0], role="deployable")
         for c in preregistered(black=())
         if c.b.threshold == "matched"
     ]

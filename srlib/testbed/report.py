@@ -7,11 +7,12 @@ import pandas as pd
 from scipy import stats
 
 from srlib.detection.compare import common_decided, deployable, evaluate_detectors, long_table
-from srlib.detection.contrasts import contrast_table, preregistered
+from srlib.detection.contrasts import contrast_table
 from srlib.detection.decide import calibrated_threshold, threshold_decide
+from srlib.detection.declared import CHOSEN_ON, preregistered
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
-from srlib.detection.verdicts import POOLED
+from srlib.detection.verdicts import CONFIRMATORY, POOLED, WITHOUT_TUNING
 from srlib.errors import NotBuilt
 from srlib.stats.metrics import metric_table
 from srlib.stats.verdicts import rate_holds
@@ -214,16 +215,21 @@ def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, ...]]
 
 
 def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
-    """The pre-registered contrasts (``contrasts.preregistered``, fixed before any score is
-    read) on every replicate and pooled: each difference with its paired bootstrap interval
-    (samples and calibration set resampled together, thresholds re-set inside) and verdict.
+    """The declared contrasts (``declared.preregistered``; ``declared.HISTORY`` says when each
+    was fixed) on every replicate, pooled, pooled without the seed the settings were tuned on
+    and pooled over the seeds no family was chosen on (``declared.CHOSEN_ON``; all of them
+    makes the pool itself confirmatory): each difference with its paired interval (problems
+    and calibration set resampled together, thresholds re-set inside) and verdict.
     With the testbed's plug-ins (and no ``contrasts`` given), their family too
     (``plugin_contrasts.contrasts``), computed apart: a plug-in that cannot score some samples
-    shrinks its own comparisons' common decided set, never the primary family's."""
+    shrinks its own comparisons' common decided set, never the declared families'."""
     first = next(iter(reps.values()))
     parts, config = claim_parts(reps), first.config
     options = {"fpr": config.fpr, "n_boot": config.n_boot, "seed": config.seed}
-    options["confirmatory"] = [f"seed {s}" for s in reps if s != config.seed]  # not tuned on
+    options["subsets"] = {
+        WITHOUT_TUNING: [f"seed {s}" for s in reps if s != config.seed],
+        CONFIRMATORY: [f"seed {s}" for s in reps if s not in CHOSEN_ON],
+    }
     table = contrast_table(parts, preregistered() if contrasts is None else contrasts, **options)
     if first.plugins and contrasts is None:
         silent = undecided_plugins(parts, first.plugins)
