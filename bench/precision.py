@@ -1,6 +1,6 @@
 """Does training in bfloat16 move the science? The profile's main run trained in float32 and in
 bfloat16, side by side: the leak's size (leaked and held-out perplexity gain over the base
-model, the memorisation p-value) and the primary contrasts of seed 0 (difference, interval,
+model, the memorisation p-value) and the two families' contrasts of seed 0 (difference, interval,
 verdict), with whether each precision's estimate lies inside the other's interval.
 
 Usage: ``.venv/bin/python bench/precision.py [--profile cpu] [--cache-dir DIR]``. With the
@@ -23,13 +23,13 @@ DTYPES = ("float32", "bfloat16")
 
 
 def side(profile_name: str, dtype: str, cache_dir: str) -> tuple[pd.Series, pd.DataFrame]:
-    """The main run's last-epoch memorisation row and seed 0's primary contrasts in ``dtype``."""
+    """The main run's last-epoch memorisation row and seed 0's two families in ``dtype``."""
     tb = shared(profile_name, {"train_dtype": dtype}, None, cache_dir, progress=True)
     mem = memorisation_table(tb)
     last = mem[(mem.run == tb.main) & (mem.epoch == tb.config.epochs)].iloc[0]
     claims = claim_table({tb.config.seed: tb})
-    primary = claims[claims.role == "primary"].set_index("contrast")
-    return last, primary[["difference", "low", "high", "verdict"]]
+    families = claims[claims.role.isin(["discrimination", "transport"])].set_index("contrast")
+    return last, families[["difference", "low", "high", "verdict"]]
 
 
 def compare(profile_name: str, caches: dict[str, str]) -> None:
@@ -45,7 +45,7 @@ def compare(profile_name: str, caches: dict[str, str]) -> None:
     inside = lambda x, y: x.difference.between(y.low, y.high)  # noqa: E731
     table["each inside the other's interval"] = inside(a, b) & inside(b, a)
     table["same verdict"] = a.verdict == b.verdict
-    print("\nprimary contrasts (MCC difference and 95% interval), seed 0:")
+    print("\ndiscrimination and transport contrasts (MCC difference, 95% interval), seed 0:")
     print(table.round(3).to_string())
 
 

@@ -7,6 +7,7 @@ as large as the build's; the seeds a margin needs count the problems' shared var
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 from synthetic import equal_family
@@ -141,3 +142,65 @@ def test_the_problems_share_is_the_covariance_between_seeds():
     exact = pool(0.1, np.array([0.05, 0.1, 0.15]), 0.0)
     assert exact.se == pytest.approx(0.05 / np.sqrt(3)) and exact.df == 2
     assert exact.interval()[0] == pytest.approx(0.1 - 4.302653 * exact.se, rel=1e-5)
+
+
+def test_the_pool_is_the_mean_of_the_seeds_so_a_scale_shift_between_models_is_no_gain():
+    """Equal discrimination in every seed, PPL's scores shifted by 0, 2 and 4 between seeds'
+    models: each seed's AUC difference is about 0, and so is the pooled one (an AUC over all
+    seeds' rows at once would rank one seed's problems against another's and find a gain)."""
+    rng = np.random.default_rng(9)
+    ids = np.array([f"p{i}" for i in range(PROBLEMS)])
+    parts = {}
+    for s, shift in enumerate((0.0, 2.0, 4.0)):
+        y = rng.random(PROBLEMS) < 0.5
+        a, b = y + rng.standard_normal(PROBLEMS), y + rng.standard_normal(PROBLEMS) + shift
+        parts[f"seed {s}"] = from_arrays(ids, y, {"SR gray": a > 1.0}, {"PPL": b}, None)
+        parts[f"seed {s}"].margins["SR gray"] = a
+    auc = Contrast("auc", Arm(("SR gray",), "scores"), Arm(("PPL",), "scores"), "secondary", "auc")
+    found = contrast_parts(parts, [auc], n_boot=100).set_index("part")
+    each = found.difference.drop("pooled")
+    assert found.loc["pooled", "difference"] == pytest.approx(each.mean())
+    assert found.loc["pooled", "low"] <= 0 <= found.loc["pooled", "high"]
+    assert found.loc["pooled", "seeds"] == SEEDS
+
+
+def test_the_held_out_point_never_reads_the_judged_halfs_labels():
+    """Cross-fitting: permuting the labels within one half moves the other half's
+    thresholds only, never its own."""
+    from srlib.detection.operating import thresholds
+
+    rng = np.random.default_rng(10)
+    ids = np.array([f"p{i}" for i in range(400)])
+    y = rng.random(400) < 0.5
+    z = y + rng.standard_normal(400)
+    part = from_arrays(ids, y, {"SR gray": z > 0.8}, {"PPL": z + 0.1 * rng.standard_normal(400)})
+    every = (np.arange(400), None)
+    before = thresholds(part, "PPL", "heldout:SR gray", every, 0.05)
+    half = np.flatnonzero(part.fold == 0)
+    part.y[half] = rng.permutation(part.y[half])
+    after = thresholds(part, "PPL", "heldout:SR gray", every, 0.05)
+    assert np.array_equal(before[half], after[half])
+    assert not np.array_equal(before[part.fold == 1], after[part.fold == 1])
+
+
+def test_the_papers_gain_reads_both_directions_in_one_holm_family():
+    """The paper's rows: a gain well below the paper's is "not reproduced here", one above
+    zero and near the paper's "reproduced", one near zero with a wide interval
+    "inconclusive"; the four one-sided p-values of two rows are one Holm family."""
+    from srlib.detection.contrasts import _paper
+
+    table = pd.DataFrame(
+        {
+            "role": "paper",
+            "part": "pooled",
+            "p_below_gain": [0.001, 0.6, 0.3],
+            "p_above_zero": [0.2, 0.004, 0.3],
+            "p_holm": np.nan,
+            "p_equivalent_holm": np.nan,
+            "family_verdict": "",
+        }
+    )
+    got = _paper(table)
+    assert list(got.family_verdict) == ["not reproduced here", "reproduced", "inconclusive"]
+    assert got.p_holm.iloc[0] == pytest.approx(6 * 0.001)  # smallest of 6 one-sided p-values
+    assert got.p_above_zero_holm.iloc[1] == pytest.approx(5 * 0.004)

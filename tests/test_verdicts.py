@@ -377,7 +377,7 @@ def test_a_pool_of_seeds_no_family_was_chosen_on_is_confirmatory():
     rows = [("SR gray − PPL", f"seed {s}", 0.1, 0.0, 0.2) for s in (3, 4)]
     rows.append(("SR gray − PPL", "pooled", 0.1, 0.0, 0.2))
     said = claim_headline(_claims(rows).assign(seed_sd=0.0))
-    assert said[-1] == "Every seed here is confirmatory: no family was chosen on any of them."
+    assert said[-1].startswith("Every seed here is confirmatory: no family was chosen on any")
     lead, only = claim_headline(_claims([("SR gray − PPL", "seed 3", 0.1, -0.1, 0.3)]))
     assert "on seed 3" in lead and "no evidence against PPL" in lead
     assert only.endswith("no evidence.") and "seeds" not in only

@@ -17,15 +17,18 @@ of zero (< 0.05 exactly where the 95% interval excludes zero), equivalence p by 
 tests against ±``margin`` (the larger share beyond either bound).
 
 **Several parts pooled** (seeds, each its own trained models, scoring the same problems):
-the pooled difference D̄ ± t(K − 1)·√(Var(c) + S²/K) (``stats.pooling``): Var(c) what the
-shared problems add to every seed alike (the covariance between seeds' differences over
-problem resamples, seeds held fixed), S² the spread of the K per-seed differences; p-values,
-equivalence and the paper's one-sided tests from the same t. A contrast with selection
-("best of A − best of B" = max_i min_j (A_i − B_j)) gets simultaneous bounds instead: every
-pairwise difference D_ij widened by the 97.5% quantile of the largest deviation
-max_ij |D*_ij − D_ij| in that direction over a two-stage bootstrap (seeds, then problems;
-spread widened by √(K/(K − 1))), the bounds through the same max-min. Each group (each seed alone, the pool, each named sub-pool) draws from a random
-stream of its own.
+the pooled difference D̄, the **mean of the K per-seed differences** (each arm's value the
+mean of its per-seed values: a metric computed on all seeds' rows at once would rank one
+seed's problems against another's, so a shift of scale between models would enter even an
+AUC), ± t(K − 1)·√(Var(c) + S²/K) (``stats.pooling``): Var(c) what the shared problems add to
+every seed alike (the covariance between seeds' differences over problem resamples, seeds
+held fixed), S² the spread of the K per-seed differences; p-values, equivalence and the
+paper's one-sided tests from the same t. A contrast with selection ("best of A − best of B" =
+max_i min_j (A_i − B_j)) gets simultaneous bounds instead, on all seeds' rows: every pairwise
+difference D_ij widened by the 97.5% quantile of the largest deviation max_ij |D*_ij − D_ij|
+in that direction over a two-stage bootstrap (seeds, then problems; spread widened by
+√(K/(K − 1))), the bounds through the same max-min. Each group (each seed alone, the pool,
+each named sub-pool) draws from a random stream of its own.
 
 A family (``declared.FAMILIES``) is judged family-wise: each set of p-values Holm-adjusted
 across the family within each part, and ``family_verdict`` reads "better" or "worse" where
@@ -197,11 +200,15 @@ def contrast_parts(
             elif many:
                 each_seed = [_pairs(v, c).item() for v in seeds_full]
                 draws = [[_pairs(v, c).item() for v in b[1]] for b in boots]
-                stats = _pooled(point.item(), each_seed, draws, c, level, margin, m)
+                stats = _pooled(float(np.mean(each_seed)), each_seed, draws, c, level, margin, m)
             else:
                 resampled = np.array([_pairs(b[0], c).item() for b in boots])
                 stats = _percentile(point.item(), resampled, c, level, margin, m)
-            a, b = _arm(full, c.a, c.metric).max(), _arm(full, c.b, c.metric).max()
+            if many and point.size == 1:  # the mean of the seeds' values
+                a = float(np.mean([_arm(v, c.a, c.metric).item() for v in seeds_full]))
+                b = float(np.mean([_arm(v, c.b, c.metric).item() for v in seeds_full]))
+            else:
+                a, b = _arm(full, c.a, c.metric).max(), _arm(full, c.b, c.metric).max()
             rows.append(
                 {
                     "contrast": c.name,
@@ -215,6 +222,7 @@ def contrast_parts(
                     "difference": a - b,
                     **stats,
                     "n": int(sum(p.y.size for p in members)),
+                    "seeds": len(members),
                     "verdict": difference(
                         c.a.label, c.b.label, a - b, stats["low"], stats["high"], c.metric.upper()
                     ),
@@ -303,7 +311,7 @@ def _pooled(point, each_seed, draws, c: Contrast, level: float, margin: float, m
 
 
 def _rates(members: list[Part], c: Contrast, fpr: float) -> dict:
-    """Each arm's realised flag rates (``operating.realised``), pooled over the parts: on
+    """Each arm's realised flag rates (``operating.realised``), the mean over the parts: on
     the null controls' evaluated problems, on the leaked run's held-out half and on its
     leaked half. Read for a single detector per arm at a decision threshold; NaN otherwise."""
     out = {}
@@ -342,12 +350,14 @@ def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
 
 
 def _paper(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """The paper's rows, one-sided and Holm-adjusted across them per part: "not reproduced
-    here" where the gain is shown below the paper's, else "reproduced" where it is shown
-    above zero (the paper's gain inside the one-sided bound), else "inconclusive"."""
+    """The paper's rows, one-sided, Holm-adjusted once across both directions of every row of
+    a part (2m tests): "not reproduced here" where the gain is shown below the paper's, else
+    "reproduced" where it is shown above zero (and not below the paper's: a weak
+    reproduction of a large claim, the interval says how weak), else "inconclusive"."""
     paper = table[(table.role == "paper") & table.p_below_gain.notna()]
     for _, g in paper.groupby("part", sort=False):
-        below, above = holm(g.p_below_gain.to_numpy()), holm(g.p_above_zero.to_numpy())
+        both = holm(np.concatenate([g.p_below_gain.to_numpy(), g.p_above_zero.to_numpy()]))
+        below, above = both[: len(g)], both[len(g) :]
         table.loc[g.index, "p_holm"] = below
         table.loc[g.index, "p_equivalent_holm"] = np.nan
         table.loc[g.index, "family_verdict"] = [

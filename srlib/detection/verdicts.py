@@ -39,8 +39,9 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     rows = pooled_rows(table[table.role == role])
     if rows.empty:
         return f"No {role} contrast was computed."
-    seeds = _seeds(table[table.role == role])
-    where = f"pooled over {len(seeds)} seeds" if len(seeds) > 1 else f"on {rows.part.iloc[0]}"
+    k = int(rows.seeds.iloc[0]) if "seeds" in rows and rows.seeds.notna().all() else 0
+    k = k or len(_seeds(table[table.role == role]))
+    where = f"pooled over {k} seeds" if k > 1 else f"on {rows.part.iloc[0]}"
     rows = rows.assign(said=_verdicts(rows))
     rules = []
     for rule, g in rows.groupby("a", sort=False):
@@ -74,10 +75,12 @@ def _short(label: str) -> str:
 
 
 def _verdicts(rows: pd.DataFrame) -> list[str]:
-    """Family-wise verdicts where the table has them, else each interval's own."""
-    if "family_verdict" in rows and rows.family_verdict.ne("").all():
-        return list(rows.family_verdict)
-    return [direction(lo, hi) for lo, hi in zip(rows.low, rows.high, strict=True)]
+    """Each row's family-wise verdict where it has one, else its interval's own."""
+    family = rows.family_verdict if "family_verdict" in rows else pd.Series("", rows.index)
+    return [
+        v if isinstance(v, str) and v else direction(lo, hi)
+        for v, lo, hi in zip(family, rows.low, rows.high, strict=True)
+    ]
 
 
 def claim_answer(table: pd.DataFrame) -> list[str]:
@@ -117,12 +120,15 @@ def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
     ):
         kept = rows[rows.part == name]
         if len(kept) and kept.family_verdict.ne("").all():
-            n = len(_seeds(rows)) - 1 if name == WITHOUT_TUNING else "their"
+            n = int(kept.seeds.iloc[0]) if "seeds" in kept else len(_seeds(rows)) - 1
             counts = ", ".join(f"{v} {list(kept.family_verdict).count(v)}" for v in VERDICTS)
             out.append(f"{what} ({n} seeds): {counts}.")  # fmt: skip
     numbers = [int(s.split()[-1]) for s in seeds if s.split()[-1].isdigit()]
     if len(seeds) > 1 and numbers and all(n not in CHOSEN_ON for n in numbers):
-        out.append("Every seed here is confirmatory: no family was chosen on any of them.")
+        out.append(
+            "Every seed here is confirmatory: no family was chosen on any of them (they score the"
+            " same problems, whose share of the variance informed the choice too)."
+        )
     elif len(seeds) > 1 and not (rows.part == CONFIRMATORY).any():
         chosen = ", ".join(map(str, CHOSEN_ON))
         out.append(

@@ -199,7 +199,7 @@ def split_table(tb: Testbed) -> pd.DataFrame:
 def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, ...]]:
     """Per replicate seed (``build.replicates``): its main run's last checkpoint as the long
     detector table, the calibration long table, and its null control's last checkpoint on
-    the same problems (where the primary operating point is measured), all samples (the
+    the same problems (where the threshold-transport point is measured), all samples (the
     unfiltered view) — what ``contrasts.contrast_table`` reads."""
     parts = {}
     for seed, rep in reps.items():
