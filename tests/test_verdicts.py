@@ -346,6 +346,10 @@ def test_each_contrast_says_its_family_verdict_rates_auc_and_power():
     assert zlib.startswith("SR gray − Zlib: equivalent family-wise") and "seeds would" not in zlib
     zero = claim_headline(claims.assign(p_holm=0.0, family_verdict="better"))[1]
     assert "(Holm p ≈ 0 (no resample crossed the bound)" in zero
+    partial = claims.assign(family_verdict=["", "equivalent"], p_holm=[float("nan"), 0.5])
+    lead, ppl, _ = claim_headline(partial)  # a row Holm could not read keeps its own interval
+    assert "SR gray is better than PPL" in lead and "equivalent to Zlib" in lead
+    assert ppl.startswith("SR gray − PPL: +0.200 [+0.010, +0.300] MCC, better")
     far = claim_headline(claims.assign(detectable=0.3))[1]
     assert "(6 seeds would detect ±0.05, 9 seeds" in far
     assert "no number of seeds would detect" in claim_headline(claims.assign(detectable=0.3))[2]
