@@ -391,5 +391,9 @@ def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed
     declared = claims[claims.role != "plug-in"].reset_index(drop=True)
     alone = claim_table({0: tb})
     assert declared.equals(alone[alone.role != "plug-in"].reset_index(drop=True))
+    for p in found:  # the own-detector chapter's path: one failing plug-in's family, given
+        said = claim_table(reps, contrasts([p])).set_index("contrast").family_verdict
+        assert set(said.index) == {c.name for c in contrasts([p])}
+        assert all(s.startswith("no decisions on seed 0") for s in said), said
     rates = clean_model_rates(reps)  # read back as NaN: nothing to flag, no crash
     assert not set(rates.detector) & {n for p in found for n in p.names}

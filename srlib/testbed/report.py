@@ -220,9 +220,11 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     and pooled over the seeds no family was chosen on (``declared.CHOSEN_ON``; all of them
     makes the pool itself confirmatory): each difference with its paired interval (problems
     and calibration set resampled together, thresholds re-set inside) and verdict.
-    With the testbed's plug-ins (and no ``contrasts`` given), their family too
-    (``plugin_contrasts.contrasts``), computed apart: a plug-in that cannot score some samples
-    shrinks its own comparisons' common decided set, never the declared families'."""
+    ``contrasts`` (default: the declared ones and, with the testbed's plug-ins, their family,
+    ``plugin_contrasts.contrasts``): those that read a plug-in are computed apart, so a
+    plug-in that cannot score some samples shrinks its own comparisons' common decided set,
+    never the others'; one that decides nothing on some part keeps its rows, which say why
+    (whichever way its contrasts were given: the own-detector chapter passes its family)."""
     first = next(iter(reps.values()))
     parts, config = claim_parts(reps), first.config
     options = {"fpr": config.fpr, "n_boot": config.n_boot, "seed": config.seed}
@@ -230,21 +232,24 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
         WITHOUT_TUNING: [f"seed {s}" for s in reps if s != config.seed],
         CONFIRMATORY: [f"seed {s}" for s in reps if s not in CHOSEN_ON],
     }
-    table = contrast_table(parts, preregistered() if contrasts is None else contrasts, **options)
-    if first.plugins and contrasts is None:
-        silent = undecided_plugins(parts, first.plugins)
-        kept = [p for p in first.plugins if p.entry.name not in silent]
-        own = [contrast_table(parts, plugin_contrasts(kept), **options)] if kept else []
-        failures = plugin_failures(reps)
-        for p in first.plugins:
-            if p.entry.name in silent:
-                said = _no_decisions(failures, p.names, *silent[p.entry.name])
-                where = next(iter(parts)) if len(parts) == 1 else POOLED
-                own.append(pd.DataFrame({"contrast": [c.name for c in plugin_contrasts([p])],
-                                         "role": "plug-in", "part": where, "n": 0,
-                                         "verdict": said, "family_verdict": said}))  # fmt: skip
-        table = pd.concat([table, *own], ignore_index=True)
-    return table
+    given = list(preregistered() if contrasts is None else contrasts)
+    if contrasts is None and first.plugins:
+        given += plugin_contrasts(first.plugins)
+    owner = {n: p.entry.name for p in first.plugins for n in p.names}
+    reads = lambda c: {owner[n] for arm in (c.a, c.b) for n in arm.detectors if n in owner}  # noqa: E731
+    silent = undecided_plugins(parts, first.plugins) if first.plugins else {}
+    builtin = [c for c in given if not reads(c)]
+    own = [c for c in given if reads(c) and not reads(c) & set(silent)]
+    tables = [contrast_table(parts, group, **options) for group in (builtin, own) if group]
+    failures = plugin_failures(reps) if silent else None
+    for name, (part_name, where) in silent.items():
+        said = _no_decisions(failures, [n for n, o in owner.items() if o == name], part_name, where)
+        mine = [c.name for c in given if name in reads(c)]
+        place = next(iter(parts)) if len(parts) == 1 else POOLED
+        tables.append(pd.DataFrame({"contrast": mine, "role": "plug-in", "part": place, "n": 0,
+                                    "seeds": len(parts), "verdict": said,
+                                    "family_verdict": said}))  # fmt: skip
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
 def deciding(long: pd.DataFrame, plugins) -> pd.DataFrame:
