@@ -77,8 +77,10 @@ class TestbedConfig:
     device: str = "cpu"  # torch device for training and scoring
     threads: int = 1  # CPU threads of training and scoring: the numbers depend on it, so it is
     # fixed (not taken from the machine or from how many chapters run beside)
-    train_dtype: str = "float32"  # training precision, on every machine with the portable
-    # kernels (srlib.models.numerics): the same weights on any x86-64 CPU. "bfloat16": the forward
+    train_dtype: str = "float32"  # training precision, with the portable kernels
+    # (srlib.models.numerics): the same weights on CPUs of one numerics class (kernels and
+    # vendor: an AMD CPU gave other weights than an Intel one under the same pin; the lock
+    # keeps a record per class). "bfloat16": the forward
     # pass autocast (weights and optimiser state float32), the ``cpu-bf16`` profile for CPUs
     # with bf16 units — other weights (``bench/precision.py`` sets the two side by side)
     dtype: str = "float32"  # scoring dtype (bfloat16 on GPUs)
