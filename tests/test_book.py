@@ -273,6 +273,21 @@ def test_executed_chapters_keep_few_progress_redraws(quick_book):
         assert redraws <= 150, f"{path.name}: {redraws} progress redraws stored"
 
 
+@pytest.mark.notebook
+def test_no_rendered_table_hides_rows_behind_an_ellipsis(quick_book):
+    """pandas cuts a long table to its first and last rows behind a "…" row the page cannot
+    open: every table a chapter shows is whole (``book.download.whole``), split or summarised."""
+    import re
+
+    _, outputs, _, _ = quick_book
+    cut = re.compile(r"<t[dh][^>]*>(\.\.\.|…)</t[dh]>")
+    for path in outputs:
+        for cell in nbformat.read(path, as_version=4).cells:
+            for out in cell.get("outputs", []):
+                html = out.get("data", {}).get("text/html", "")
+                assert not cut.search(html), f"{path.name}: a truncated table in\n{cell.source}"
+
+
 def test_no_notebook_chooses_its_words_by_comparing_numbers():
     """Verdicts live in the library (tested); a notebook only prints them. Caught here: an
     ``if`` or a conditional expression that orders numbers, or a pick of the best by value."""

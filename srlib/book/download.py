@@ -34,3 +34,11 @@ def csv_download(table: pd.DataFrame, name: str, index: bool = True):
     from IPython.display import HTML
 
     return HTML(csv_link(table, name, index))
+
+
+def whole(table: pd.DataFrame):
+    """``table`` as the page shows it, every row and column (pandas' display settings would cut
+    a long table to its first and last rows behind a "…" row a reader cannot open)."""
+    from IPython.display import HTML
+
+    return HTML(table.to_html())
