@@ -42,9 +42,9 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     k = int(rows.seeds.iloc[0]) if "seeds" in rows and rows.seeds.notna().all() else 0
     k = k or len(_seeds(table[table.role == role]))
     where = f"pooled over {k} seeds" if k > 1 else f"on {rows.part.iloc[0]}"
-    rows = rows.assign(said=_verdicts(rows))
+    rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(_short))
     rules = []
-    for rule, g in rows.groupby("a", sort=False):
+    for rule, g in rows.groupby("rule", sort=False):
         said = []
         for v in dict.fromkeys([*VERDICTS, *g.said]):
             named = [
