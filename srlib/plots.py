@@ -189,6 +189,13 @@ def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
     the equivalence margin (shaded); each label ends with the pooled family-wise (Holm)
     verdict where the table has one."""
     t = table if role is None else table[table.role == role]
+    if "difference" not in t or t.difference.isna().all():  # e.g. a plug-in that decided nothing
+        fig, ax = plt.subplots(figsize=(7, 1.2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No contrast here had decisions to compare: the table says why.",
+                ha="center", va="center")  # fmt: skip
+        return fig
+    t = t[t.difference.notna()]
     names = list(dict.fromkeys(t.contrast))
     parts = list(dict.fromkeys(t.part))
     colours = dict(zip(parts, sns.color_palette("muted", len(parts)), strict=True))

@@ -366,3 +366,13 @@ def _paper(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         ]
         table.loc[g.index, "p_above_zero_holm"] = above
     return table
+
+
+COLUMNS = (
+    *("contrast", "role", "part", "a", "b", "metric", "a_value", "b_value", "difference"),
+    *("low", "high", "interval", *_NO_TEST, "n", "seeds", "verdict", "margin", "paper_gain"),
+    *(f"{arm}_{what}_rate" for arm in "ab" for what in ("null", "held_out", "leaked")),
+    *("p_holm", "p_equivalent_holm", "family_verdict"),
+)
+"""Every column a contrast table has (a table of rows that could not be computed has them
+too, empty, so that what reads it selects them as it would)."""

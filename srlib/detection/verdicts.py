@@ -42,8 +42,11 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     k = int(rows.seeds.iloc[0]) if "seeds" in rows and rows.seeds.notna().all() else 0
     k = k or len(_seeds(table[table.role == role]))
     where = f"pooled over {k} seeds" if k > 1 else f"on {rows.part.iloc[0]}"
+    metric, count = str(rows.metric.iloc[0]).upper(), len(rows)
+    undecided = rows[rows.difference.isna()]
+    rows = rows[rows.difference.notna()]
     rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(_short))
-    rules = []
+    rules = [f"{_short(r.a)} − {_short(r.b)}: {r.family_verdict}" for r in undecided.itertuples()]
     for rule, g in rows.groupby("rule", sort=False):
         said = []
         for v in dict.fromkeys([*VERDICTS, *g.said]):
@@ -56,11 +59,11 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
                 said.append(f"{v} {_than(v)} " + ", ".join(named))
         rules.append(f"{_short(rule)} is " + "; ".join(said))
     question = QUESTIONS.get(role, role)
-    margin = rows.margin.iloc[0] if "margin" in rows else math.nan
+    margin = rows.margin.iloc[0] if "margin" in rows and len(rows) else math.nan
     within = "" if _nan(float(margin)) else f"; equivalent: within ±{margin:g}"
     return (
-        f"**{role.capitalize()}** — {question} ({where}, {len(rows)} contrasts, Holm, "
-        f"{rows.metric.iloc[0].upper()}{within}): " + ". ".join(rules) + "."
+        f"**{role.capitalize()}** — {question} ({where}, {count} contrasts, Holm, "
+        f"{metric}{within}): " + ". ".join(rules) + "."
     )
 
 
@@ -104,6 +107,8 @@ def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
         seeds = _seeds(rows)
         summary = pooled_rows(rows)
         for row, verdict in zip(summary.itertuples(), _verdicts(summary), strict=True):
+            if _nan(row.difference):  # said in the family's answer
+                continue
             out.append(_row(row, verdict, rows[rows.contrast == row.contrast], seeds, table))
         out += _pools(rows, seeds)
     if role is None:

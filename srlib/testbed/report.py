@@ -7,7 +7,7 @@ import pandas as pd
 from scipy import stats
 
 from srlib.detection.compare import common_decided, deployable, evaluate_detectors, long_table
-from srlib.detection.contrasts import contrast_table
+from srlib.detection.contrasts import COLUMNS, contrast_table
 from srlib.detection.decide import calibrated_threshold, threshold_decide
 from srlib.detection.declared import CHOSEN_ON, preregistered
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
@@ -244,12 +244,16 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     failures = plugin_failures(reps) if silent else None
     for name, (part_name, where) in silent.items():
         said = _no_decisions(failures, [n for n, o in owner.items() if o == name], part_name, where)
-        mine = [c.name for c in given if name in reads(c)]
+        mine = [c for c in given if name in reads(c)]
         place = next(iter(parts)) if len(parts) == 1 else POOLED
-        tables.append(pd.DataFrame({"contrast": mine, "role": "plug-in", "part": place, "n": 0,
+        tables.append(pd.DataFrame({"contrast": [c.name for c in mine], "role": "plug-in",
+                                    "part": place, "a": [c.a.label for c in mine],
+                                    "b": [c.b.label for c in mine],
+                                    "metric": [c.metric for c in mine], "n": 0,
                                     "seeds": len(parts), "verdict": said,
                                     "family_verdict": said}))  # fmt: skip
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    return table.reindex(columns=[*COLUMNS, *(c for c in table if c not in COLUMNS)])
 
 
 def deciding(long: pd.DataFrame, plugins) -> pd.DataFrame:
