@@ -46,7 +46,11 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     undecided = rows[rows.difference.isna()]
     rows = rows[rows.difference.notna()]
     rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(_short))
-    rules = [f"{_short(r.a)} − {_short(r.b)}: {r.family_verdict}" for r in undecided.itertuples()]
+    rules = [
+        f"{why}, so no comparison of "
+        + ", ".join(f"{_short(r.a)} − {_short(r.b)}" for r in g.itertuples())
+        for why, g in undecided.groupby("family_verdict", sort=False)
+    ]
     for rule, g in rows.groupby("rule", sort=False):
         said = []
         for v in dict.fromkeys([*VERDICTS, *g.said]):
