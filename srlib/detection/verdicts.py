@@ -49,7 +49,7 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     rules = [
         f"{why}, so no comparison of "
         + ", ".join(f"{_short(r.a)} − {_short(r.b)}" for r in g.itertuples())
-        for why, g in undecided.groupby("family_verdict", sort=False)
+        for why, g in (undecided.groupby("family_verdict", sort=False) if len(undecided) else [])
     ]
     for rule, g in rows.groupby("rule", sort=False):
         said = []
