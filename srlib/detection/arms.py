@@ -17,8 +17,8 @@ METRICS = {"mcc": "mcc", "f1": "f1", "tpr": "recall", "auc": "roc_auc"}
 
 @dataclass(frozen=True)
 class Arm:
-    """One side of a contrast: a detector (or the best of several) at a threshold mode
-    (``operating``); ``matched_to`` names the threshold-free rule whose clean flag rate a
+    """One side of a contrast: a detector (or the best, or the mean, of several) at a threshold
+    mode (``operating``); ``matched_to`` names the threshold-free rule whose flag rate a
     ``matched`` arm (on the calibration split), a ``null`` arm (on the null controls'
     evaluated problems, cross-fitted) or a ``heldout`` arm (on the leaked model's held-out
     half, cross-fitted) is matched to; ``fpr`` sets a calibrated arm's own rate (default:

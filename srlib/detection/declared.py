@@ -19,10 +19,11 @@ Each family is Holm-adjusted on its own (two questions, two families). The paper
 (``PAPER_GAIN``) are tested as it reports them: SR's F1 against the **mean** over the
 baselines of its setting, one-sided in the claim's direction, at both points.
 
-What was fixed when (``HISTORY``): the primary comparison changed three times, each after
-results had been read; the seeds those results came from (``CHOSEN_ON``) cannot confirm the
-families, and the book calls a pool confirmatory only over other seeds (``replicates: [3, 4,
-5]`` runs one with the same code)."""
+What was fixed when (``HISTORY``): the declared comparison changed each time after results had
+been read; the seeds those results came from (``CHOSEN_ON``) cannot confirm the families, and
+the book calls a pool confirmatory only over other seeds (``replicates: [3, 4, 5]`` runs one
+with the same code; they score the same problems, whose shared part of the variance informed
+the choice too)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ QUESTIONS = {
     " cross-fitted) and applied to the leaked model",
     "deployable": "whose decisions hold with a threshold set on another benchmark's clean"
     " problems (the baseline flags as many of them as the rule)",
-    "plug-in": "how a researcher's own detector compares, at the null controls' rate",
+    "plug-in": "how a researcher's own detector compares, at the null controls' rate (its rule"
+    " against SR with both calibrated to the testbed's fpr)",
 }
 """Each family's question, as the headline says it."""
 
@@ -65,7 +67,7 @@ HISTORY = (
      " leaked model's held-out half) and threshold transport (the null point) as two families,"
      " the paper's gain as a mean over baselines, one-sided"),
 )  # fmt: skip
-"""(commit, date, what the primary comparison became): every change was made after results
+"""(commit, date, what the declared comparison became): every change was made after results
 had been read."""
 
 

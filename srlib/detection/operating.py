@@ -171,7 +171,7 @@ def _untie(p: Part) -> None:
 
 def thresholds(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
     """The threshold each resampled row of ``p`` is judged at (flag when score > t; the
-    oracle's flag at t and above is turned into that by ``flags``)."""
+    oracle flags at t and above: its threshold is returned as the next float below t)."""
     idx, cal = draw
     s = p.untied[name][idx]
     if mode == "oracle":

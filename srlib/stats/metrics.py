@@ -3,7 +3,7 @@ recall, F1, MCC and FPR from confusion counts, ROC-AUC and TPR at a fixed FPR. T
 compute each: ``evaluate`` (scikit-learn, one resample at a time) is the slow reference, and
 ``metric_table`` (vectorised over resamples) the fast path the tables use; a test checks that
 they agree. Every interval is a percentile interval; a resample holding one class only is
-left out of ranking metrics."""
+left out."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def bootstrap(
     level: float = 0.95,
 ) -> tuple[float, float, float]:
     """(point estimate, lower, upper) of ``metric(labels, values)`` by resampling samples;
-    resamples with a single class are skipped for ranking metrics."""
+    resamples with a single class are skipped."""
     y, v = np.asarray(labels, dtype=bool), np.asarray(values)
     point = float(metric(y, v))
     rng = np.random.default_rng(seed)
@@ -167,7 +167,7 @@ def _auc(y: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def _tpr_at(y: np.ndarray, s: np.ndarray, fpr: float) -> np.ndarray:
-    """Per row, the highest TPR of a threshold (flag when s ≥ t) whose FPR is at most
+    """Per row, the highest TPR of a threshold (flag when s > t) whose FPR is at most
     ``fpr``: flag what lies above the (k+1)-th highest negative, k = ⌊fpr · negatives⌋."""
     n0 = (~y).sum(-1)
     allowed = np.floor(fpr * n0 + 1e-9).astype(int)

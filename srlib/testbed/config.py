@@ -28,8 +28,8 @@ class TestbedConfig:
     limit: int | None = None  # first N samples per benchmark (quick profile only)
     leaked_share: float = 0.5  # share of each benchmark's samples leaked (stratified split)
     n: int = 5  # variants per sample in the main table
-    calibration_variants: int = 64  # first K calibration samples given n variants (SR's
-    # calibrated threshold, the pooled test's clean control)
+    calibration_variants: int = 64  # first K calibration samples given n variants (they
+    # calibrate the self-referential rules' margins)
     n_max: int = 10  # variants made and scored per sample (the n-sensitivity study's largest n)
     kinds: tuple[str, ...] = ("function", "variable", "test")  # transformations per variant
     seed: int = 0  # split, variants, corpus order, initialisation, training order
@@ -71,7 +71,7 @@ class TestbedConfig:
     exposure_sweep: tuple[int, ...] = (1, 2, 4, 8)  # one more run (one epoch): copies per group
     paraphrase: bool = True  # one more run: each leaked sample seen as an unscored variant
     zoo_exposures: tuple[int, ...] = (1, 4)  # the audit's zoo: one model per benchmark and
-    # count, trained on every sample of that benchmark only, seen this many times
+    # count, trained on the testbed's leaked half of that benchmark only, seen this many times
     cpt_lr: float = 3e-3  # peak learning rate of continued pre-training (1e-3: p ≈ 0.007 only)
     # --- scoring ---
     device: str = "cpu"  # torch device for training and scoring

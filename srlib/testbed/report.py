@@ -374,7 +374,7 @@ def _false_flags(rep: Testbed, stage: ex.Stage, seed: int) -> list[dict]:
 
 def paper_table(metrics: pd.DataFrame, run: str, view: str, group: str = "all") -> pd.DataFrame:
     """The paper's main-table shape for one run and view: a row per detector and threshold,
-    precision / recall / F1 (value [95% interval]) per checkpoint."""
+    precision / recall / F1 / MCC (value [95% interval]) per checkpoint."""
     m = metrics[(metrics.run == run) & (metrics.view == view) & (metrics.group == group)]
     m = m[m.metric.isin(["precision", "recall", "f1", "mcc"])].copy()
     m["text"] = [
