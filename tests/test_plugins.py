@@ -372,6 +372,8 @@ def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed
     import dataclasses
 
     from srlib.detection.plugin_contrasts import contrasts
+    from srlib.detection.verdicts import claim_headline, pooled_rows
+    from srlib.plots import contrast_forest
     from srlib.testbed.report import claim_table, clean_model_rates
 
     tb, _ = quick_testbed_cache
@@ -391,10 +393,16 @@ def test_a_plug_in_that_decides_nothing_is_said_in_the_claim_table(quick_testbed
     declared = claims[claims.role != "plug-in"].reset_index(drop=True)
     alone = claim_table({0: tb})
     assert declared.equals(alone[alone.role != "plug-in"].reset_index(drop=True))
-    for p in found:  # the own-detector chapter's path: one failing plug-in's family, given
-        said = claim_table(reps, contrasts([p])).set_index("contrast").family_verdict
+    shown = ["a_value", "b_value", "difference", "low", "high", "n", "p_holm", "family_verdict"]
+    for p in found:  # the own-detector chapter's cells, one failing plug-in's family given
+        alone = claim_table(reps, contrasts([p]))
+        said = alone.set_index("contrast").family_verdict
         assert set(said.index) == {c.name for c in contrasts([p])}
         assert all(s.startswith("no decisions on seed 0") for s in said), said
+        contrast_forest(alone, "plug-in")
+        assert pooled_rows(alone).set_index("contrast")[shown].round(3).difference.isna().all()
+        answer = claim_headline(alone, "plug-in")[0]
+        assert "so no comparison of" in answer and RETURNED[p.entry.name.split("_", 1)[1]] in answer
     rates = clean_model_rates(reps)  # read back as NaN: nothing to flag, no crash
     assert not set(rates.detector) & {n for p in found for n in p.names}
 
