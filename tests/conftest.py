@@ -193,3 +193,15 @@ def second_seed_cache(quick_testbed_cache, tmp_path_factory):
     copy_cache(cache, folder)
     replicate(build(tb.config.replace(replicates=(0, 1)), folder, False, core_only=True), 1)
     return folder
+
+
+@pytest.fixture
+def own_registry():
+    """What a test registers in the detector registry is gone after it (the same dict:
+    modules hold it by name)."""
+    from srlib.detection import registry
+
+    saved = dict(registry.DETECTORS)
+    yield
+    registry.DETECTORS.clear()
+    registry.DETECTORS.update(saved)

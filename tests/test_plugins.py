@@ -21,13 +21,7 @@ def _scores(*logprobs: float) -> TokenScores:
     return TokenScores([f"t{i}" for i in range(n)], np.array(logprobs, dtype=float), nan, nan)
 
 
-@pytest.fixture(autouse=True)
-def _own_registry():
-    """What a test registers is gone after it (the same dict: modules hold it by name)."""
-    saved = dict(registry.DETECTORS)
-    yield
-    registry.DETECTORS.clear()
-    registry.DETECTORS.update(saved)
+pytestmark = pytest.mark.usefixtures("own_registry")  # what a test registers is gone after it
 
 
 SCORES = '''

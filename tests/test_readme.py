@@ -160,7 +160,9 @@ def _check_command(line: str) -> None:
         assert installed or tool in {"make", "python", "vllm"}, line  # vllm: the reader's
 
 
-def test_the_own_detector_pages_python_runs_on_a_model(memorised, tmp_path, monkeypatch):
+def test_the_own_detector_pages_python_runs_on_a_model(
+    memorised, tmp_path, monkeypatch, own_registry
+):
     """``docs/api/own-detector.md``'s two Python blocks, as written: the detector saved as its
     comment says, then the loading and scoring code run on a small model and two samples."""
     from srlib.benchmarks import load_benchmark

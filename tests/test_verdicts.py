@@ -306,7 +306,7 @@ def test_the_claim_headline_names_each_contrast_under_its_question():
     ]
     claims = _claims(rows).assign(seed_sd=0.07)
     lead, ppl, zlib, ngo, record = claim_headline(claims)
-    assert lead.startswith("**Discrimination** — which score ranks leaked problems above unseen")
+    assert lead.startswith("Discrimination — which score ranks leaked problems above unseen")
     assert "(pooled over 2 seeds, 3 contrasts, Holm, MCC)" in lead
     assert "SR gray is better than PPL (+0.150 [+0.050, +0.250]); worse than Zlib" in lead
     assert "SR black is no evidence against NGO (+0.020 [-0.050, +0.100])" in lead
@@ -314,7 +314,7 @@ def test_the_claim_headline_names_each_contrast_under_its_question():
     assert "the seeds' own differences +0.200, +0.100 (SD 0.070)" in ppl
     assert record.startswith("Exploratory: the families were chosen after results on seeds 0, 1")
     transport = claim_headline(claims.assign(role="transport"))
-    assert transport[0].startswith("**Transport** — whose decisions hold when the threshold")
+    assert transport[0].startswith("Transport — whose decisions hold when the threshold")
     assert claim_headline(claims, "transport") == ["No transport contrast was computed."]
 
 
@@ -430,3 +430,26 @@ def test_models_are_read_against_the_shape_rule_per_scenario():
         "LSTM against the shape rule (family-wise, Holm): falls below it in mixed; "
         "no evidence of a difference in unique.",
     ]
+
+
+def test_the_answer_box_names_each_familys_contrasts_in_a_few_words():
+    from srlib.detection.verdicts import claim_answer
+
+    rows = [
+        ("SR gray − PPL (discrimination)", "pooled", 0.1, 0.05, 0.2),
+        ("SR gray − Zlib (discrimination)", "pooled", -0.1, -0.2, -0.05),
+        ("SR black − NGO (discrimination)", "pooled", 0.0, -0.1, 0.1),
+    ]
+    claims = _claims(rows).assign(family_verdict=["better", "worse", "inconclusive"])
+    paper = _claims(
+        [("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.02, -0.01, 0.05)], "paper"
+    ).assign(a="SR gray", family_verdict="not reproduced here")
+    said = claim_answer(pd.concat([claims, paper], ignore_index=True))
+    assert said[0] == (
+        "**Discrimination** (which score ranks leaked problems above unseen ones): SR gray is"
+        " better than PPL; worse than Zlib. SR black is inconclusive against NGO."
+    )
+    assert said[1] == (
+        "**The paper's F1 gains over the mean baseline**: SR gray: not reproduced here (transport)."
+    )
+    assert sum(len(s) for s in said) < 600  # an answer box, not the headline

@@ -66,7 +66,7 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     margin = rows.margin.iloc[0] if "margin" in rows and len(rows) else math.nan
     within = "" if _nan(float(margin)) else f"; equivalent: within ±{margin:g}"
     return (
-        f"**{role.capitalize()}** — {question} ({where}, {count} contrasts, Holm, "
+        f"{role.capitalize()} — {question} ({where}, {count} contrasts, Holm, "
         f"{metric}{within}): " + ". ".join(rules) + "."
     )
 
@@ -90,11 +90,47 @@ def _verdicts(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def claim_answer(table: pd.DataFrame) -> list[str]:
-    """The answer in words, for a chapter's answer box and the landing page: each family's
-    answer (``family_answer``), then the paper's gains as it states them."""
-    said = [family_answer(table, r) for r in QUESTIONS if (table.role == r).any()]
-    return said + paper_sentences(table)
+BRIEF = {
+    "discrimination": "which score ranks leaked problems above unseen ones",
+    "transport": "whose thresholds, set on a clean model, still decide well",
+}
+"""Each family's question in a few words, for an answer box."""
+
+
+def claim_answer(table: pd.DataFrame, markdown: bool = True) -> list[str]:
+    """The answer in words, short enough for a page's first screen: per family its question
+    in a few words and each rule's family-wise verdicts naming the baselines; then the
+    paper's gains, verdict per point (the intervals are in ``claim_headline``). Not
+    ``markdown``: plain text, as a cell prints it."""
+    strong = "**" if markdown else ""
+    out = []
+    for role, question in BRIEF.items():
+        rows = pooled_rows(table[table.role == role])
+        if rows.empty:
+            continue
+        rows = rows[rows.difference.notna()].assign(rule=lambda r: r.a.map(_short))
+        rows = rows.assign(said=_verdicts(rows))
+        rules = []
+        for rule, g in rows.groupby("rule", sort=False):
+            said = [
+                f"{v} {_than(v)} " + ", ".join(_short(b) for b in g.b[g.said == v])
+                for v in dict.fromkeys([*VERDICTS, *g.said])
+                if (g.said == v).any()
+            ]
+            rules.append(f"{rule} is " + "; ".join(said))
+        out.append(f"{strong}{role.capitalize()}{strong} ({question}): " + ". ".join(rules) + ".")
+    paper = pooled_rows(table[table.role == "paper"])
+    if len(paper):
+        said = [
+            f"{rule}: " + ", ".join(
+                f"{v} ({r.contrast.rsplit(', ', 1)[-1].rstrip(')')})"
+                for r, v in zip(g.itertuples(), g.family_verdict, strict=True)
+            )
+            for rule, g in paper.groupby("a", sort=False)
+        ]  # fmt: skip
+        paper_gains = f"{strong}The paper's F1 gains over the mean baseline{strong}"
+        out.append(f"{paper_gains}: " + "; ".join(said) + ".")
+    return out
 
 
 def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
