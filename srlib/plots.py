@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from srlib.detection.verdicts import pooled_rows
+from srlib.detection.verdicts import CONFIRMATORY, WITHOUT_TUNING, pooled_rows
 
 if TYPE_CHECKING:
     from srlib.models.base import TokenScores
@@ -185,10 +185,12 @@ def detector_intervals(metrics: pd.DataFrame, metric: str = "mcc") -> plt.Figure
 
 def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
     """Each contrast's difference with its paired interval (a ``contrast_table``), one
-    marker per part (seed) and the pooled one in black, beside the line of no difference and
+    marker per part (seed) and the pooled one in black (sub-pools of a few seeds, whose t
+    intervals are wide, are left to the table), beside the line of no difference and
     the equivalence margin (shaded); each label ends with the pooled family-wise (Holm)
     verdict where the table has one."""
     t = table if role is None else table[table.role == role]
+    t = t[~t.part.isin([WITHOUT_TUNING, CONFIRMATORY])]  # sub-pools of few seeds: in the table
     if "difference" not in t or t.difference.isna().all():  # e.g. a plug-in that decided nothing
         fig, ax = plt.subplots(figsize=(7, 1.2))
         ax.axis("off")

@@ -167,7 +167,7 @@ def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
         if len(kept) and kept.family_verdict.ne("").all():
             n = int(kept.seeds.iloc[0]) if "seeds" in kept else len(_seeds(rows)) - 1
             counts = ", ".join(f"{v} {list(kept.family_verdict).count(v)}" for v in VERDICTS)
-            out.append(f"{what} ({n} seeds): {counts}.")  # fmt: skip
+            out.append(f"{what} ({n} seeds, t on {n - 1} degree(s) of freedom: wide): {counts}.")
     numbers = [int(s.split()[-1]) for s in seeds if s.split()[-1].isdigit()]
     if len(seeds) > 1 and numbers and all(n not in CHOSEN_ON for n in numbers):
         out.append(
