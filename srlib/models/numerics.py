@@ -1,5 +1,6 @@
 """Portable numerics: the CPU kernels every process of the project computes with, pinned before
-torch is imported, so the same commit trains and scores the same numbers on every such CPU.
+torch is imported, so the same commit trains and scores the same numbers on every CPU of one
+numerics class (the kernels and the vendor: see below).
 
 The same float32 training gives other weights when ATen's kernel set or MKL's code branch
 changes, and both pick themselves by the CPU's features (``../shared/numerics``). ``pin()`` caps
