@@ -190,13 +190,15 @@ def contrast_forest(table: pd.DataFrame, role: str | None = None) -> plt.Figure:
     the equivalence margin (shaded); each label ends with the pooled family-wise (Holm)
     verdict where the table has one."""
     t = table if role is None else table[table.role == role]
-    t = t[~t.part.isin([WITHOUT_TUNING, CONFIRMATORY])]  # sub-pools of few seeds: in the table
-    if "difference" not in t or t.difference.isna().all():  # e.g. a plug-in that decided nothing
+    if len(t) and ("difference" not in t or t.difference.isna().all()):  # nothing decided
         fig, ax = plt.subplots(figsize=(7, 1.2))
         ax.axis("off")
         ax.text(0.5, 0.5, "No contrast here had decisions to compare: the table says why.",
                 ha="center", va="center")  # fmt: skip
         return fig
+    t = t[~t.part.isin([WITHOUT_TUNING, CONFIRMATORY])]  # sub-pools of few seeds: in the table
+    if t.empty:
+        raise ValueError(f"no contrast of role {role!r} in the table: nothing to draw")
     t = t[t.difference.notna()]
     names = list(dict.fromkeys(t.contrast))
     parts = list(dict.fromkeys(t.part))

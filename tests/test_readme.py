@@ -87,10 +87,12 @@ def _shell_lines(text: str) -> list[str]:
     out, pending = [], ""
     for block in _blocks(text, "bash"):
         for line in block.splitlines():
+            line = re.sub(r"(^|\s)#\s.*$", "", line)  # a comment (its apostrophes are prose)
             pending = f"{pending}\n{line}" if pending else line
             if pending.strip() and pending.count('"') % 2 == 0 and pending.count("'") % 2 == 0:
                 out.append(pending)
                 pending = ""
+        assert not pending.strip(), f"a command left a quotation open: {pending!r}"
     return out
 
 

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srlib.detection.verdicts import claim_headline, paper_sentences
 from srlib.duplication.impact import verdicts as dup
 from srlib.stats.verdicts import above_chance, difference, rate_holds
 from srlib.testbed import verdicts as tbv
@@ -280,116 +279,6 @@ def test_the_detection_context_judges_the_blind_baseline_by_its_interval():
     assert "better than chance" in blind and "may then be that shift" in blind
 
 
-def _claims(rows: list[tuple[str, str, float, float, float]], role="discrimination"):
-    """A contrast table (as ``contrast_table`` makes it) from (contrast, part, d, low, high)."""
-    return pd.DataFrame(
-        [
-            {"contrast": c, "role": role, "part": p, "a": c.split(" − ")[0],
-             "b": c.split(" − ")[1].split(" (")[0], "metric": "mcc", "difference": d,
-             "low": lo, "high": hi}
-            for c, p, d, lo, hi in rows
-        ]
-    )  # fmt: skip
-
-
-def test_the_claim_headline_names_each_contrast_under_its_question():
-    rows = [
-        ("SR gray − PPL", "seed 0", 0.2, 0.1, 0.3),
-        ("SR gray − PPL", "seed 1", 0.1, -0.05, 0.25),
-        ("SR gray − PPL", "pooled", 0.15, 0.05, 0.25),
-        ("SR gray − Zlib", "seed 0", -0.2, -0.3, -0.1),
-        ("SR gray − Zlib", "seed 1", -0.1, -0.2, -0.01),
-        ("SR gray − Zlib", "pooled", -0.15, -0.25, -0.05),
-        ("SR black − NGO", "seed 0", 0.0, -0.1, 0.1),
-        ("SR black − NGO", "seed 1", 0.05, -0.1, 0.2),
-        ("SR black − NGO", "pooled", 0.02, -0.05, 0.1),
-    ]
-    claims = _claims(rows).assign(seed_sd=0.07)
-    lead, ppl, zlib, ngo, record = claim_headline(claims)
-    assert lead.startswith("Discrimination — which score ranks leaked problems above unseen")
-    assert "(pooled over 2 seeds, 3 contrasts, Holm, MCC)" in lead
-    assert "SR gray is better than PPL (+0.150 [+0.050, +0.250]); worse than Zlib" in lead
-    assert "SR black is no evidence against NGO (+0.020 [-0.050, +0.100])" in lead
-    assert ppl.startswith("SR gray − PPL: +0.150 [+0.050, +0.250] MCC, better")
-    assert "the seeds' own differences +0.200, +0.100 (SD 0.070)" in ppl
-    assert record.startswith("Exploratory: the families were chosen after results on seeds 0, 1")
-    transport = claim_headline(claims.assign(role="transport"))
-    assert transport[0].startswith("Transport — whose decisions hold when the threshold")
-    assert claim_headline(claims, "transport") == ["No transport contrast was computed."]
-
-
-def test_each_contrast_says_its_family_verdict_rates_auc_and_power():
-    claims = _claims(
-        [
-            ("SR gray − PPL (discrimination)", "seed 0", 0.2, 0.01, 0.3),
-            ("SR gray − Zlib (discrimination)", "seed 0", 0.01, -0.02, 0.03),
-        ]
-    )
-    claims = claims.assign(
-        p=[0.04, 0.5], p_holm=[0.06, 0.5], p_equivalent_holm=[0.9, 0.01], margin=0.05,
-        family_verdict=["inconclusive", "equivalent"], detectable=[0.12, 0.04],
-        seeds_needed=[6.0, float("inf")], seeds_needed_equivalence=[9.0, float("inf")],
-        a_null_rate=[0.3, 0.3], b_null_rate=[0.29, 0.31], a_held_out_rate=[0.8, 0.8],
-        b_held_out_rate=[0.79, 0.81], a_leaked_rate=[0.9, 0.9], b_leaked_rate=[0.85, 0.9],
-    )  # fmt: skip
-    auc = _claims([("SR gray − PPL (AUC)", "seed 0", 0.03, -0.01, 0.07)], "secondary")
-    lead, ppl, zlib = claim_headline(pd.concat([claims, auc], ignore_index=True))
-    assert "on seed 0" in lead and "SR gray is equivalent to Zlib" in lead
-    assert "inconclusive against PPL" in lead
-    assert ppl.startswith("SR gray − PPL: inconclusive family-wise (Holm p = 0.06; equivalence")
-    assert "; AUC +0.030 [-0.010, +0.070]" in ppl
-    assert "held-out flag rates 80.0% and 79.0%; leaked-half flag rates 90.0% and 85.0%" in ppl
-    assert "the design detects 0.120 with 80% power (6 seeds would detect ±0.05, 9 seeds" in ppl
-    assert ppl.endswith("null-control flag rates 30.0% and 29.0%; the design detects 0.120 with"
-                        " 80% power (6 seeds would detect ±0.05, 9 seeds show equivalence"
-                        " within it).")  # fmt: skip
-    assert zlib.startswith("SR gray − Zlib: equivalent family-wise") and "seeds would" not in zlib
-    zero = claim_headline(claims.assign(p_holm=0.0, family_verdict="better"))[1]
-    assert "(Holm p ≈ 0 (no resample crossed the bound)" in zero
-    partial = claims.assign(family_verdict=["", "equivalent"], p_holm=[float("nan"), 0.5])
-    lead, ppl, _ = claim_headline(partial)  # a row Holm could not read keeps its own interval
-    assert "SR gray is better than PPL" in lead and "equivalent to Zlib" in lead
-    assert ppl.startswith("SR gray − PPL: +0.200 [+0.010, +0.300] MCC, better")
-    far = claim_headline(claims.assign(detectable=0.3))[1]
-    assert "(6 seeds would detect ±0.05, 9 seeds" in far
-    assert "no number of seeds would detect" in claim_headline(claims.assign(detectable=0.3))[2]
-
-
-def test_the_papers_gain_is_tested_as_the_paper_states_it():
-    claims = _claims([("SR gray − PPL", "pooled", 0.1, -0.1, 0.3)]).assign(
-        p=0.3, p_holm=0.3, p_equivalent_holm=0.5, margin=0.05, family_verdict="inconclusive"
-    )
-    paper = _claims(
-        [
-            ("SR gray − mean of 4 baselines (F1, discrimination)", "pooled", 0.02, -0.01, 0.05),
-            ("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.15, 0.05, 0.3),
-        ],
-        "paper",
-    ).assign(
-        a="SR gray", paper_gain=0.2152, p_holm=[0.001, 0.4], p_above_zero_holm=[0.2, 0.01],
-        family_verdict=["not reproduced here", "reproduced"],
-    )  # fmt: skip
-    said = claim_headline(pd.concat([claims, paper], ignore_index=True))[-1]
-    assert said.startswith("The paper reports SR gray +21.52 F1 points over the mean of its")
-    assert "at the discrimination point +0.020 [-0.010, +0.050]: not reproduced here (below" in said
-    assert "at the transport point +0.150 [+0.050, +0.300]: reproduced (above zero" in said
-    odd = paper.assign(family_verdict="inconclusive")
-    assert "inconclusive (neither shown below" in paper_sentences(odd)[0]
-
-
-def test_a_pool_of_seeds_no_family_was_chosen_on_is_confirmatory():
-    rows = [("SR gray − PPL", f"seed {s}", 0.1, 0.0, 0.2) for s in (3, 4)]
-    rows.append(("SR gray − PPL", "pooled", 0.1, 0.0, 0.2))
-    said = claim_headline(_claims(rows).assign(seed_sd=0.0))
-    assert said[-1].startswith("Every seed here is confirmatory: no family was chosen on any")
-    lead, only = claim_headline(_claims([("SR gray − PPL", "seed 3", 0.1, -0.1, 0.3)]))
-    assert "on seed 3" in lead and "no evidence against PPL" in lead
-    assert only.endswith("no evidence.") and "seeds" not in only
-    assert claim_headline(_claims([]).reindex(columns=["role"])) == [
-        "No declared contrast was computed."
-    ]
-
-
 def test_the_clean_fpr_summary_counts_thresholds_whose_interval_clears_nominal():
     table = pd.DataFrame(
         {
@@ -430,26 +319,3 @@ def test_models_are_read_against_the_shape_rule_per_scenario():
         "LSTM against the shape rule (family-wise, Holm): falls below it in mixed; "
         "no evidence of a difference in unique.",
     ]
-
-
-def test_the_answer_box_names_each_familys_contrasts_in_a_few_words():
-    from srlib.detection.verdicts import claim_answer
-
-    rows = [
-        ("SR gray − PPL (discrimination)", "pooled", 0.1, 0.05, 0.2),
-        ("SR gray − Zlib (discrimination)", "pooled", -0.1, -0.2, -0.05),
-        ("SR black − NGO (discrimination)", "pooled", 0.0, -0.1, 0.1),
-    ]
-    claims = _claims(rows).assign(family_verdict=["better", "worse", "inconclusive"])
-    paper = _claims(
-        [("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.02, -0.01, 0.05)], "paper"
-    ).assign(a="SR gray", family_verdict="not reproduced here")
-    said = claim_answer(pd.concat([claims, paper], ignore_index=True))
-    assert said[0] == (
-        "**Discrimination** (which score ranks leaked problems above unseen ones): SR gray is"
-        " better than PPL; worse than Zlib. SR black is inconclusive against NGO."
-    )
-    assert said[1] == (
-        "**The paper's F1 gains over the mean baseline**: SR gray: not reproduced here (transport)."
-    )
-    assert sum(len(s) for s in said) < 600  # an answer box, not the headline

@@ -7,8 +7,12 @@ from __future__ import annotations
 import base64
 import html
 import re
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    import IPython.display
 
 LIMIT = 2_000_000
 """The largest CSV, in bytes, a page carries (a link, not a page, should hold a big table)."""
@@ -36,7 +40,7 @@ def csv_download(table: pd.DataFrame, name: str, index: bool = True):
     return HTML(csv_link(table, name, index))
 
 
-def whole(table: pd.DataFrame):
+def whole(table: pd.DataFrame) -> IPython.display.HTML:
     """``table`` as the page shows it, every row and column (pandas' display settings would cut
     a long table to its first and last rows behind a "…" row a reader cannot open)."""
     from IPython.display import HTML

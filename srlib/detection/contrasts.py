@@ -76,10 +76,11 @@ def _counts(y: np.ndarray, f: np.ndarray) -> tuple[float, float, float, float]:
     return float(tp), float(fp), float(fn), float(y.size - tp - fp - fn)
 
 
-def _values(parts: list[Part], needed, draws, fpr: float, each: bool = False):
+def _values(parts: list[Part], needed, draws, fpr: float, each: bool = False, pool: bool = True):
     """(detector, mode, metric) → the metric on the parts' resamples pooled (a part not drawn
-    in this resample, under the two-stage bootstrap, adds no row) and, with ``each``, per
-    part: (pooled, [per part]). Each detector's flags are computed once per mode."""
+    in this resample, under the two-stage bootstrap, adds no row; not ``pool``: skipped) and,
+    with ``each``, per part: (pooled, [per part]). Each detector's flags are computed once per
+    mode."""
     drawn = [(i, p, d) for i, (p, d) in enumerate(zip(parts, draws, strict=True)) if d[0].size]
     ys = [p.y[d[0]] for _, p, d in drawn]
     y = np.concatenate(ys)
@@ -90,11 +91,13 @@ def _values(parts: list[Part], needed, draws, fpr: float, each: bool = False):
             made[name, mode] = [flags(p, name, mode, d, fpr) for _, p, d in drawn]
         got, key = made[name, mode], (name, mode, metric)
         if metric == "auc":
-            pooled[key] = _metric("auc", y, np.concatenate(got))
+            if pool:
+                pooled[key] = _metric("auc", y, np.concatenate(got))
             counts = None
         else:
             counts = [_counts(yi, fi) for yi, fi in zip(ys, got, strict=True)]
-            pooled[key] = count_metric(METRICS[metric], *np.sum(counts, axis=0))
+            if pool:
+                pooled[key] = count_metric(METRICS[metric], *np.sum(counts, axis=0))
         for j, ((i, _, _), yi, fi) in enumerate(zip(drawn, ys, got, strict=True)):
             if each:
                 per[i][key] = _metric("auc", yi, fi) if counts is None else count_metric(
@@ -173,6 +176,10 @@ def contrast_parts(
 ) -> pd.DataFrame:
     """``contrast_table`` on parts already as arrays (``operating.part``,
     ``operating.from_arrays``): what simulations call."""
+    if not contrasts:
+        return pd.DataFrame(columns=COLUMNS)
+    if n_boot < 2:
+        raise ValueError(f"n_boot must be at least 2 (a spread needs two resamples), got {n_boot}")
     needed = {
         (n, arm.mode, c.metric) for c in contrasts for arm in (c.a, c.b) for n in arm.detectors
     }
@@ -189,7 +196,10 @@ def contrast_parts(
         rng = np.random.default_rng([seed, k])  # a stream of its own per seed and pool
         sampler, many = ProblemResampler(members), len(members) > 1
         full, seeds_full = _values(members, needed, sampler.all(), fpr, many)
-        boots = [_values(members, needed, sampler.draw(rng), fpr, many) for _ in range(n_boot)]
+        boots = [  # a pool's resamples are read per seed only (its selections: ``_two_stage``)
+            _values(members, needed, sampler.draw(rng), fpr, many, pool=not many)
+            for _ in range(n_boot)
+        ]
         chosen = [c for c in contrasts if _pairs(full, c).size > 1]
         two_stage = _two_stage(members, chosen, rng, n_boot, fpr) if many and chosen else []
         for c in contrasts:
@@ -354,6 +364,7 @@ def _paper(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     a part (2m tests): "not reproduced here" where the gain is shown below the paper's, else
     "reproduced" where it is shown above zero (and not below the paper's: a weak
     reproduction of a large claim, the interval says how weak), else "inconclusive"."""
+    table["p_above_zero_holm"] = np.nan
     paper = table[(table.role == "paper") & table.p_below_gain.notna()]
     for _, g in paper.groupby("part", sort=False):
         both = holm(np.concatenate([g.p_below_gain.to_numpy(), g.p_above_zero.to_numpy()]))
@@ -372,7 +383,7 @@ COLUMNS = (
     *("contrast", "role", "part", "a", "b", "metric", "a_value", "b_value", "difference"),
     *("low", "high", "interval", *_NO_TEST, "n", "seeds", "verdict", "margin", "paper_gain"),
     *(f"{arm}_{what}_rate" for arm in "ab" for what in ("null", "held_out", "leaked")),
-    *("p_holm", "p_equivalent_holm", "family_verdict"),
+    *("p_holm", "p_equivalent_holm", "family_verdict", "p_above_zero_holm"),
 )
 """Every column a contrast table has (a table of rows that could not be computed has them
 too, empty, so that what reads it selects them as it would)."""

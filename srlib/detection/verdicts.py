@@ -29,7 +29,9 @@ def pooled_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _seeds(rows: pd.DataFrame) -> list[str]:
-    """The table's parts that are seeds (not pools)."""
+    """The table's parts that are seeds (not pools, whatever a pool is named)."""
+    if "seeds" in rows and rows.seeds.notna().all():
+        return list(dict.fromkeys(rows.part[rows.seeds == 1]))
     return [p for p in dict.fromkeys(rows.part) if p not in POOLS]
 
 
@@ -60,8 +62,8 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
                 if r.said == v
             ]
             if named:
-                said.append(f"{v} {_than(v)} " + ", ".join(named))
-        rules.append(f"{_short(rule)} is " + "; ".join(said))
+                said.append(f"{_phrase(v)} " + ", ".join(named))
+        rules.append(f"{_short(rule)} " + "; ".join(said))
     question = QUESTIONS.get(role, role)
     margin = rows.margin.iloc[0] if "margin" in rows and len(rows) else math.nan
     within = "" if _nan(float(margin)) else f"; equivalent: within ±{margin:g}"
@@ -71,9 +73,11 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     )
 
 
-def _than(verdict: str) -> str:
-    """The word after a verdict."""
-    return {"better": "than", "worse": "than", "equivalent": "to"}.get(verdict, "against")
+def _phrase(verdict: str) -> str:
+    """A verdict as the words between a rule and the baselines it names."""
+    said = {"better": "is better than", "worse": "is worse than", "equivalent": "is equivalent to"}
+    said["no evidence"] = "shows no evidence of a difference from"
+    return said.get(verdict, f"is {verdict} against")
 
 
 def _short(label: str) -> str:
@@ -103,6 +107,8 @@ def claim_answer(table: pd.DataFrame, markdown: bool = True) -> list[str]:
     paper's gains, verdict per point (the intervals are in ``claim_headline``). Not
     ``markdown``: plain text, as a cell prints it."""
     strong = "**" if markdown else ""
+    if "role" not in table:
+        return []
     out = []
     for role, question in BRIEF.items():
         rows = pooled_rows(table[table.role == role])
@@ -113,18 +119,18 @@ def claim_answer(table: pd.DataFrame, markdown: bool = True) -> list[str]:
         rules = []
         for rule, g in rows.groupby("rule", sort=False):
             said = [
-                f"{v} {_than(v)} " + ", ".join(_short(b) for b in g.b[g.said == v])
+                f"{_phrase(v)} " + ", ".join(_short(b) for b in g.b[g.said == v])
                 for v in dict.fromkeys([*VERDICTS, *g.said])
                 if (g.said == v).any()
             ]
-            rules.append(f"{rule} is " + "; ".join(said))
+            rules.append(f"{rule} " + "; ".join(said))
         out.append(f"{strong}{role.capitalize()}{strong} ({question}): " + ". ".join(rules) + ".")
     paper = pooled_rows(table[table.role == "paper"])
     if len(paper):
         said = [
             f"{rule}: " + ", ".join(
                 f"{v} ({r.contrast.rsplit(', ', 1)[-1].rstrip(')')})"
-                for r, v in zip(g.itertuples(), g.family_verdict, strict=True)
+                for r, v in zip(g.itertuples(), _verdicts(g), strict=True)
             )
             for rule, g in paper.groupby("a", sort=False)
         ]  # fmt: skip
@@ -262,9 +268,10 @@ def paper_sentences(table: pd.DataFrame) -> list[str]:
 def _paper_verdict(r) -> str:
     """One paper row's verdict in words, with its one-sided Holm p-values."""
     gain = f"{r.paper_gain * 100:+.2f}"
-    if r.family_verdict == "not reproduced here":
+    verdict = getattr(r, "family_verdict", "")
+    if verdict == "not reproduced here":
         return f"not reproduced here (below the paper's {gain}, one-sided Holm p {_p(r.p_holm)})"
-    if r.family_verdict == "reproduced":
+    if verdict == "reproduced":
         return (
             f"reproduced (above zero, one-sided Holm p {_p(r.p_above_zero_holm)}, and not shown"
             f" below the paper's {gain})"

@@ -27,6 +27,7 @@ own design (3 seeds × 664 problems), with a seed spread as large as the build's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.stats import t
@@ -119,6 +120,16 @@ def pool(difference: float, seed_values: np.ndarray, problem_var: float) -> Pool
     return Pooled(float(difference), values, float(problem_var))
 
 
+@lru_cache(maxsize=64)
+def _quantiles(family: int, equivalence: bool, alpha: float, power: float, cap: int) -> np.ndarray:
+    """The t quantiles ``seeds_needed`` multiplies se(K') by, for K' = 2 … cap (the same for
+    every contrast of a family: computed once)."""
+    df = np.arange(1, cap)
+    if equivalence:
+        return t.ppf(1 - alpha / family, df) + t.ppf((1 + power) / 2, df)
+    return t.ppf(1 - alpha / (2 * family), df) + t.ppf(power, df)
+
+
 def seeds_needed(
     problem_var: float,
     seed_var: float,
@@ -136,10 +147,5 @@ def seeds_needed(
     ``cap`` seeds do not reach it (Var(c) alone is too large: more problems are needed)."""
     k = np.arange(2, cap + 1)
     se = np.sqrt(problem_var + seed_var / k)
-    df = k - 1
-    if equivalence:
-        q = t.ppf(1 - alpha / family, df) + t.ppf((1 + power) / 2, df)
-    else:
-        q = t.ppf(1 - alpha / (2 * family), df) + t.ppf(power, df)
-    ok = np.flatnonzero(q * se <= effect)
+    ok = np.flatnonzero(_quantiles(family, equivalence, alpha, power, cap) * se <= effect)
     return float(k[ok[0]]) if ok.size else float("inf")
