@@ -106,8 +106,9 @@ def test_profiles_and_keys():
     with pytest.raises(ValueError, match="epoch"):
         quick.replace(epoch=3)
     assert digest(quick) == digest(profile("quick")) != digest(quick.replace(epochs=3))
-    assert profile("cpu").train_dtype == "float32"  # portable: the same weights on every CPU
-    assert profile("cpu").score_batch == 1  # a text's scores: the model's and the text's only
+    assert profile("cpu").train_dtype == "float32"  # portable: one set of weights per class
+    assert profile("cpu").score_batch == profile("quick").score_batch == 1  # a text's scores:
+    # the model's and the text's only, whichever process scored it first
     assert profile("cpu-bf16") == profile("cpu", train_dtype="bfloat16")  # the named opt-in
     assert digest(profile("cpu-bf16")) != digest(profile("cpu"))  # keyed apart
     with pytest.raises(ValueError, match="unknown training dtype 'half'"):
