@@ -205,15 +205,16 @@ def contrast_parts(
         for c in contrasts:
             point = _pairs(full, c)
             m = family[c.role] if c.role in FAMILIES or c.role == "paper" else 1
+            gain = PAPER_GAIN.get(c.a.detectors[0], np.nan) if c.role == "paper" else np.nan
             if point.size > 1:
                 stats = _selected(point, two_stage or [b[0] for b in boots], c, level, len(members))
             elif many:
                 each_seed = [_pairs(v, c).item() for v in seeds_full]
                 draws = [[_pairs(v, c).item() for v in b[1]] for b in boots]
-                stats = _pooled(float(np.mean(each_seed)), each_seed, draws, c, level, margin, m)
+                stats = _pooled(float(np.mean(each_seed)), each_seed, draws, gain, level, margin, m)
             else:
                 resampled = np.array([_pairs(b[0], c).item() for b in boots])
-                stats = _percentile(point.item(), resampled, c, level, margin, m)
+                stats = _percentile(point.item(), resampled, gain, level, margin, m)
             if many and point.size == 1:  # the mean of the seeds' values
                 a = float(np.mean([_arm(v, c.a, c.metric).item() for v in seeds_full]))
                 b = float(np.mean([_arm(v, c.b, c.metric).item() for v in seeds_full]))
@@ -237,9 +238,7 @@ def contrast_parts(
                         c.a.label, c.b.label, a - b, stats["low"], stats["high"], c.metric.upper()
                     ),
                     "margin": margin,
-                    "paper_gain": PAPER_GAIN.get(c.a.detectors[0], np.nan)
-                    if c.role == "paper"
-                    else np.nan,
+                    "paper_gain": gain,
                     **_rates(members, c, fpr),
                 }
             )
@@ -278,11 +277,11 @@ _NO_TEST = {
 }
 
 
-def _percentile(point, resampled, c: Contrast, level: float, margin: float, m: int) -> dict:
-    """One part: the percentile interval and bootstrap p-values of a single pair."""
+def _percentile(point, resampled, gain: float, level: float, margin: float, m: int) -> dict:
+    """One part: the percentile interval and bootstrap p-values of a single pair (one-sided
+    against the paper's ``gain`` where it has one)."""
     low, high = _interval(np.array([[point]]), resampled.reshape(-1, 1, 1), level)
     se = float(resampled.std())
-    gain = PAPER_GAIN.get(c.a.detectors[0], np.nan) if c.role == "paper" else np.nan
     return {
         **_NO_TEST,
         "low": low,
@@ -297,11 +296,11 @@ def _percentile(point, resampled, c: Contrast, level: float, margin: float, m: i
     }
 
 
-def _pooled(point, each_seed, draws, c: Contrast, level: float, margin: float, m: int) -> dict:
-    """Several parts: the t interval of ``stats.pooling`` and its tests."""
+def _pooled(point, each_seed, draws, gain: float, level: float, margin: float, m: int) -> dict:
+    """Several parts: the t interval of ``stats.pooling`` and its tests (one-sided against the
+    paper's ``gain`` where it has one)."""
     pooled = pool(point, np.array(each_seed), problem_variance(np.array(draws)))
     low, high = pooled.interval(level)
-    gain = PAPER_GAIN.get(c.a.detectors[0], np.nan) if c.role == "paper" else np.nan
     return {
         "low": low,
         "high": high,

@@ -47,23 +47,14 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     metric, count = str(rows.metric.iloc[0]).upper(), len(rows)
     undecided = rows[rows.difference.isna()]
     rows = rows[rows.difference.notna()]
-    rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(_short))
     rules = [
         f"{why}, so no comparison of "
         + ", ".join(f"{_short(r.a)} − {_short(r.b)}" for r in g.itertuples())
         for why, g in (undecided.groupby("family_verdict", sort=False) if len(undecided) else [])
     ]
-    for rule, g in rows.groupby("rule", sort=False):
-        said = []
-        for v in dict.fromkeys([*VERDICTS, *g.said]):
-            named = [
-                f"{_short(r.b)} ({r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}])"
-                for r in g.itertuples()
-                if r.said == v
-            ]
-            if named:
-                said.append(f"{_phrase(v)} " + ", ".join(named))
-        rules.append(f"{_short(rule)} " + "; ".join(said))
+    rules += _by_rule(
+        rows, lambda r: f"{_short(r.b)} ({r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}])"
+    )
     question = QUESTIONS.get(role, role)
     margin = rows.margin.iloc[0] if "margin" in rows and len(rows) else math.nan
     within = "" if _nan(float(margin)) else f"; equivalent: within ±{margin:g}"
@@ -71,6 +62,21 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
         f"{role.capitalize()} — {question} ({where}, {count} contrasts, Holm, "
         f"{metric}{within}): " + ". ".join(rules) + "."
     )
+
+
+def _by_rule(rows: pd.DataFrame, name) -> list[str]:
+    """Per rule, a sentence naming (``name(row)``) the baselines of each verdict, verdicts in
+    ``VERDICTS`` order: "SR gray is better than PPL; is inconclusive against Zlib"."""
+    rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(_short))
+    out = []
+    for rule, g in rows.groupby("rule", sort=False):
+        said = [
+            f"{_phrase(v)} " + ", ".join(name(r) for r in g.itertuples() if r.said == v)
+            for v in dict.fromkeys([*VERDICTS, *g.said])
+            if (g.said == v).any()
+        ]
+        out.append(f"{rule} " + "; ".join(said))
+    return out
 
 
 def _phrase(verdict: str) -> str:
@@ -114,16 +120,7 @@ def claim_answer(table: pd.DataFrame, markdown: bool = True) -> list[str]:
         rows = pooled_rows(table[table.role == role])
         if rows.empty:
             continue
-        rows = rows[rows.difference.notna()].assign(rule=lambda r: r.a.map(_short))
-        rows = rows.assign(said=_verdicts(rows))
-        rules = []
-        for rule, g in rows.groupby("rule", sort=False):
-            said = [
-                f"{_phrase(v)} " + ", ".join(_short(b) for b in g.b[g.said == v])
-                for v in dict.fromkeys([*VERDICTS, *g.said])
-                if (g.said == v).any()
-            ]
-            rules.append(f"{rule} " + "; ".join(said))
+        rules = _by_rule(rows[rows.difference.notna()], lambda r: _short(r.b))
         out.append(f"{strong}{role.capitalize()}{strong} ({question}): " + ". ".join(rules) + ".")
     paper = pooled_rows(table[table.role == "paper"])
     if len(paper):
