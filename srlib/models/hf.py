@@ -19,6 +19,7 @@ from srlib.codetext import code_tokens_settled
 from srlib.errors import SrlibError
 from srlib.models.base import GenerationSettings, TokenScores, quiet_progress, torch_threads
 from srlib.models.digest import file_digest
+from srlib.models.greedy import applies, greedy
 from srlib.store import MANIFEST, code_digests, digest
 
 
@@ -85,6 +86,8 @@ def _settled(tokenizer, enc, k: int):
 class HFModel:
     """A causal LM from a local path (or an id already in the HF cache); never downloads."""
 
+    lean = True  # greedy continuations by ``greedy``; False: ``generate``, the reference
+
     def __init__(
         self,
         path: str,
@@ -136,7 +139,7 @@ class HFModel:
             threads=threads,
             batch_size=batch_size,  # a batch's padding moves the numbers slightly
             generate_batch=self.generate_batch,
-            code=digest(code_digests([__name__])),  # fixed scoring code rescores
+            code=digest(code_digests([__name__, "srlib.models.greedy"])),  # fixed code rescores
         )
         self.threads = threads  # CPU threads of scoring (None: as set); scores depend on it
         self._pieces: dict[int, str] = {}
@@ -249,6 +252,14 @@ class HFModel:
             enc = tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=room)
             enc = enc.to(self.device)
             torch.manual_seed(settings.seed)  # inside fork_rng: the caller's state is restored
+            if self.lean and not sample and settings.num_samples == 1 and applies(self.model, enc):
+                with torch.inference_mode():
+                    new = greedy(
+                        self.model, tok, enc, settings.max_new_tokens, settings.settled_code_tokens
+                    )
+                texts = tok.batch_decode(new, skip_special_tokens=True)
+                out.update((i, [t]) for i, t in zip(rows, texts, strict=True))
+                continue
             with torch.inference_mode():
                 gen = self.model.generate(
                     **enc,

@@ -1,0 +1,85 @@
+"""srlib's greedy decoding gives ``generate``'s continuations, token for token."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from srlib.benchmarks import load_benchmark
+from srlib.models.base import GenerationSettings
+from srlib.models.hf import HFModel
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    """Prompts of many lengths (a padded batch), two of them the memorised problems' heads."""
+    texts = [s.text for s in load_benchmark("humaneval")]
+    return [t[: 40 + 23 * i] for i, t in enumerate(texts[:14])] + [texts[2][:150], texts[3][:200]]
+
+
+def both(model: HFModel, prompts: list[str], settings: GenerationSettings):
+    """(reference, srlib) continuations of the same request."""
+    model.lean = False
+    try:
+        reference = model.generate(prompts, settings)
+    finally:
+        model.lean = True
+    return reference, model.generate(prompts, settings)
+
+
+@pytest.mark.parametrize("batch", [1, 5, 16])
+def test_the_continuations_are_generates_in_every_batch_shape(memorised, prompts, batch):
+    before, memorised.generate_batch = memorised.generate_batch, batch
+    try:
+        reference, lean = both(memorised, prompts, GenerationSettings(max_new_tokens=24))
+    finally:
+        memorised.generate_batch = before
+    assert lean == reference
+    assert len({c[0] for c in lean}) > 5  # not one repeated continuation
+
+
+def test_rows_that_settle_early_leave_the_batch_without_moving_the_others(memorised, prompts):
+    settings = GenerationSettings(max_new_tokens=40, settled_code_tokens=3)
+    reference, lean = both(memorised, prompts, settings)
+    assert lean == reference
+    lengths = {len(c[0]) for c in lean}
+    assert len(lengths) > 3  # rows stopped at different steps: the batch shrank between them
+
+
+def test_an_end_of_sequence_token_stops_its_row_as_generate_stops_it(memorised, prompts):
+    settings = GenerationSettings(max_new_tokens=30)
+    whole = memorised.generate(prompts, settings)
+    counts = Counter(t for c in whole for t in memorised.encode(c[0])[1:12])
+    common = counts.most_common(1)[0][0]  # a token many rows make early: they stop on it
+    config = memorised.model.generation_config
+    eos, config.eos_token_id = config.eos_token_id, common
+    try:
+        reference, lean = both(memorised, prompts, settings)
+    finally:
+        config.eos_token_id = eos
+    assert lean == reference
+    stopped = [c[0] for c, w in zip(lean, whole, strict=True) if len(c[0]) < len(w[0])]
+    piece = memorised.tokenizer.decode([common])
+    assert len(stopped) > 3 and all(c.endswith(piece) for c in stopped)
+
+
+def test_a_config_that_processes_logits_keeps_generate(memorised, prompts, monkeypatch):
+    import srlib.models.hf as hf
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("greedy ran under a repetition penalty")
+
+    monkeypatch.setattr(hf, "greedy", refuse)
+    monkeypatch.setattr(memorised.model.generation_config, "repetition_penalty", 1.3)
+    reference, lean = both(memorised, prompts[:4], GenerationSettings(max_new_tokens=8))
+    assert lean == reference
+
+
+def test_sampling_keeps_generate(tiny_model_dir, monkeypatch):
+    import srlib.models.hf as hf
+
+    model = HFModel(str(tiny_model_dir))
+    monkeypatch.setattr(hf, "greedy", lambda *a, **k: pytest.fail("greedy ran for sampling"))
+    out = model.generate(["def f(x):"], GenerationSettings(max_new_tokens=5, temperature=0.8))
+    assert len(out[0]) == 1
