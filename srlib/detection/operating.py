@@ -135,7 +135,7 @@ def from_arrays(
 def finish(p: Part) -> Part:
     """Give a part its cross-fitting halves (by a hash of each problem's id) and its scores
     with ties broken."""
-    p.fold = np.array([_hash(f"fold:{i}") % 2 for i in p.ids], dtype=int)
+    p.fold = _fold(tuple(p.ids.tolist()))
     _untie(p)
     return p
 
@@ -152,6 +152,25 @@ def _hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
+@lru_cache(maxsize=256)
+def _fold(ids: tuple[str, ...]) -> np.ndarray:
+    """Each problem's cross-fitting half, remembered for the tuple of ids (a part's ids
+    recur in every resampled and simulated testbed of the same problems)."""
+    out = np.array([_hash(f"fold:{i}") % 2 for i in ids], dtype=int)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _jitter(tag: str, keys: tuple[str, ...]) -> np.ndarray:
+    """``_hash(tag + key) / 2⁶⁴`` for every key: each row's seeded amount in [0, 1),
+    remembered for the tuple of keys (hashing them one by one was a seventh of a simulated
+    testbed's time)."""
+    out = np.array([_hash(f"{tag}{i}") / 2.0**64 for i in keys])
+    out.setflags(write=False)
+    return out
+
+
 def _untie(p: Part) -> None:
     """Fill ``p.untied``: every score and margin (evaluated, calibration, null control) moved
     by a seeded amount below half the smallest gap between its distinct values, so that
@@ -165,7 +184,7 @@ def _untie(p: Part) -> None:
         step = 0.5 * gaps.min() if gaps.size else 1.0
         for prefix, values in arrays.items():
             keys = p.cal_ids if prefix == "clean:" else p.ids
-            u = np.array([_hash(f"{name}:{prefix}{i}") / 2.0**64 for i in keys])
+            u = _jitter(f"{name}:{prefix}", tuple(np.asarray(keys).tolist()))
             p.untied[f"{prefix}{name}"] = values + step * u
 
 
