@@ -16,36 +16,51 @@ needs_root = pytest.mark.skipif(
 )
 
 
-def run(code, **kw):
+def launched(code, **kw):
+    """``code`` in a fresh interpreter (``run_program`` alone: the reference)."""
     return run_program(textwrap.dedent(code), **{"timeout": 5.0, **kw})
 
 
-def test_passing_program_reports_output():
+def served(code, **kw):
+    """``code`` in a child of a fork server (the way ``run_programs`` runs every batch)."""
+    return run_programs(
+        [textwrap.dedent(code)], workers=1, progress=False, **{"timeout": 5.0, **kw}
+    )[0]
+
+
+@pytest.fixture(params=[launched, served], ids=["launched", "served"])
+def run(request):
+    """Each test's programs both ways: the fork server must classify and contain as the
+    launcher does."""
+    return request.param
+
+
+def test_passing_program_reports_output(run):
     r = run("print('hello')")
     assert (r.status, r.exit_code, r.stdout) == ("passed", 0, "hello\n")
     assert r.passed and r.duration > 0
 
 
-def test_failing_assert_is_failed_with_traceback():
+def test_failing_assert_is_failed_with_traceback(run):
     r = run("assert 1 + 1 == 3")
     assert r.status == "failed" and r.exit_code == 1
     assert "AssertionError" in r.stderr
 
 
-def test_syntax_error_is_failed():
+def test_syntax_error_is_failed(run):
     assert run("def f(:\n  pass").status == "failed"
 
 
 @pytest.mark.parametrize(
     "exit_call", ["import sys; sys.exit(0)", "import os; os._exit(0)", "exit()"]
 )
-def test_early_exit_zero_is_not_a_pass(exit_call):
+def test_early_exit_zero_is_not_a_pass(run, exit_call):
     r = run(f"{exit_call}\nassert False, 'tests never ran'")
     assert r.exit_code == 0
     assert r.status == "failed" and "early exit" in r.reason
 
 
-def test_infinite_loop_times_out_quickly():
+def test_infinite_loop_times_out_quickly(run):
     start = time.perf_counter()
     r = run("while True:\n    pass", timeout=1.0)
     assert r.status == "timeout" and "CPU-time" in r.reason
@@ -55,7 +70,7 @@ def test_infinite_loop_times_out_quickly():
 BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < {}:\n    pass"
 
 
-def test_time_spent_waiting_is_not_cpu_time():
+def test_time_spent_waiting_is_not_cpu_time(run):
     r = run("import time\ntime.sleep(2.5)", timeout=1.0)
     assert r.passed and r.duration > 2.5
 
@@ -74,7 +89,7 @@ def test_a_program_sharing_the_cpu_passes_as_it_does_alone():
     assert max(r.duration for r in results) > 1.0
 
 
-def test_a_program_that_sleeps_past_the_wall_clock_net_times_out_naming_it():
+def test_a_program_that_sleeps_past_the_wall_clock_net_times_out_naming_it(run):
     r = run("import time\ntime.sleep(30)", limits=Limits(timeout=1.0, wall=1.5), timeout=1.0)
     assert r.status == "timeout" and "wall-clock" in r.reason and r.duration < 10
 
@@ -86,7 +101,7 @@ def test_the_wall_clock_net_is_well_above_the_cpu_limit_unless_given():
         run_program("pass", limits=Limits(wall=0.0))
 
 
-def test_sleeping_child_process_is_killed_with_the_group():
+def test_sleeping_child_process_is_killed_with_the_group(run):
     r = run(
         """
         import subprocess, sys
@@ -99,7 +114,7 @@ def test_sleeping_child_process_is_killed_with_the_group():
     assert r.status == "timeout" and "wall-clock" in r.reason
 
 
-def test_fork_bomb_is_contained():
+def test_fork_bomb_is_contained(run):
     r = run(
         """
         import os
@@ -169,13 +184,13 @@ def test_the_launcher_refuses_a_spec_that_breaks_the_contract(tmp_path):
         launch_spec(program, "n0nce", 1, None, False, Limits(memory_mb=0))
 
 
-def test_allocating_10_gb_is_a_memory_error():
+def test_allocating_10_gb_is_a_memory_error(run):
     r = run("x = bytearray(10 * 2**30)", memory_mb=512)
     assert r.status == "memory"
 
 
 @needs_root
-def test_deleting_a_file_outside_the_temp_dir_fails(tmp_path):
+def test_deleting_a_file_outside_the_temp_dir_fails(run, tmp_path):
     victim = tmp_path / "precious.txt"
     victim.write_text("keep me")
     os.chmod(tmp_path, 0o755)
@@ -184,14 +199,14 @@ def test_deleting_a_file_outside_the_temp_dir_fails(tmp_path):
     assert victim.read_text() == "keep me"
 
 
-def test_files_written_in_the_temp_dir_are_removed():
+def test_files_written_in_the_temp_dir_are_removed(run):
     r = run("import os\nopen('out.txt', 'w').write('x')\nprint(os.getcwd())")
     assert r.passed
     assert not os.path.exists(r.stdout.strip())
 
 
 @needs_root
-def test_network_connection_is_refused():
+def test_network_connection_is_refused(run):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
@@ -205,19 +220,19 @@ def test_network_connection_is_refused():
     assert r.isolation["network"]
 
 
-def test_stdout_flood_is_truncated_and_bounded():
+def test_stdout_flood_is_truncated_and_bounded(run):
     r = run("while True:\n    print('x' * 1000)", limits=Limits(timeout=5.0, file_mb=1))
     assert r.status in {"failed", "timeout"}
     assert len(r.stdout) <= Limits().max_output
     assert "output truncated" in r.reason
 
 
-def test_segfault_is_crashed():
+def test_segfault_is_crashed(run):
     r = run("import ctypes\nctypes.string_at(0)")
     assert r.status == "crashed" and "SIGSEGV" in r.reason
 
 
-def test_unbounded_recursion_is_contained():
+def test_unbounded_recursion_is_contained(run):
     r = run("def f(n):\n    return f(n + 1)\nf(0)")
     assert r.status == "failed" and "RecursionError" in r.stderr
     deep = "import sys\nsys.setrecursionlimit(10**9)\ndef f(n):\n    return f(n + 1)\nf(0)"
@@ -226,7 +241,7 @@ def test_unbounded_recursion_is_contained():
     assert run("print(1)").passed
 
 
-def test_secret_environment_variables_do_not_leak(monkeypatch):
+def test_secret_environment_variables_do_not_leak(run, monkeypatch):
     monkeypatch.setenv("SRLIB_TEST_API_KEY", "sk-secret-value-123")
     r = run(
         """
@@ -244,7 +259,7 @@ def test_secret_environment_variables_do_not_leak(monkeypatch):
 
 
 @needs_root
-def test_program_runs_as_unprivileged_user():
+def test_program_runs_as_unprivileged_user(run):
     r = run("import os\nprint(os.getuid())")
     assert r.passed and int(r.stdout) != 0 and r.isolation["uid"]
 
@@ -256,7 +271,7 @@ def test_batch_keeps_order_and_runs_in_parallel():
     assert results[-1].status == "failed" and results[-1].exit_code == 3
 
 
-def test_hash_seed_makes_string_sets_deterministic():
+def test_hash_seed_makes_string_sets_deterministic(run):
     code = "print(list({'alpha', 'beta', 'gamma', 'delta', 'epsilon'}))"
     outs = {run(code, hash_seed=0).stdout for _ in range(3)}
     assert len(outs) == 1

@@ -98,7 +98,19 @@ def read_spec(argv: list) -> dict:
 
 
 def main() -> None:
-    spec = read_spec(sys.argv[1:])
+    """One program: from the arguments (``python -I launcher.py KEY=VALUE ...``), or, with
+    ``--serve REQUESTS REPLIES``, one per request, each in a child forked from this
+    interpreter (``serve`` returns only in such a child)."""
+    if sys.argv[1:2] == ["--serve"]:
+        spec = serve(int(sys.argv[2]), int(sys.argv[3]))
+    else:
+        spec = read_spec(sys.argv[1:])
+    confine_and_run(spec)
+
+
+def confine_and_run(spec: dict) -> None:
+    """Read the program, confine this process by ``spec`` and run the program in it,
+    reporting its start and its end on ``report_fd``."""
     program, nonce = spec["program"], spec["nonce"]
     uid_, cpu_s = spec["uid"], spec["cpu_seconds"]
     memory, file_size, stack = spec["memory_bytes"], spec["file_bytes"], spec["stack_bytes"]
@@ -128,6 +140,58 @@ def main() -> None:
         raise
     report.write(f"{nonce} done\n")
     report.close()
+
+
+REPORT_FD = 3  # where a served child's report file is opened (the spec's ``report_fd``)
+
+
+def serve(requests_fd: int, replies_fd: int) -> dict:
+    """The fork server: for each request line (NUL-separated ``cwd=``, ``stdout=``,
+    ``stderr=``, ``report=``, ``env:KEY=VALUE`` and the spec's ``KEY=VALUE`` fields) fork a
+    child, reply ``pid N``, reap it and reply ``exit CODE`` (``-SIGNAL`` when a signal ended
+    it; the caller then kills what is left of its process group, as after a launcher). In the
+    child, return the request's spec with its files in place: ``main`` then confines and
+    runs the program exactly as a launcher started for it alone. A malformed request ends
+    the server (the caller restarts one); end of input ends it too."""
+    requests = os.fdopen(requests_fd, "rb")
+    replies = os.fdopen(replies_fd, "w", buffering=1)
+    for line in requests:
+        fields = line.rstrip(b"\n").decode("utf-8").split("\0")
+        where = dict(f.split("=", 1) for f in fields[:4])
+        env = dict(f[4:].split("=", 1) for f in fields if f.startswith("env:"))
+        spec = read_spec([f for f in fields[4:] if not f.startswith("env:")])
+        if spec["report_fd"] != REPORT_FD or sorted(where) != ["cwd", "report", "stderr", "stdout"]:
+            raise SystemExit(f"srlib launcher: a malformed request: {fields[:5]}")
+        pid = os.fork()
+        if pid == 0:
+            requests.close()
+            replies.close()
+            _child_files(where)
+            os.environ.clear()
+            os.environ.update(env)
+            return spec
+        replies.write(f"pid {pid}\n")
+        _, status = os.waitpid(pid, 0)
+        replies.write(f"exit {os.waitstatus_to_exitcode(status)}\n")
+    raise SystemExit(0)
+
+
+def _child_files(where: dict) -> None:
+    """A served child's session, directory and descriptors: its own session and process
+    group, the run's working directory, stdin from /dev/null, stdout and stderr to the run's
+    files, the report file on ``REPORT_FD``, and nothing else of the server's open."""
+    os.setsid()
+    os.chdir(where["cwd"])
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    fds = [
+        os.open(os.devnull, os.O_RDONLY),
+        os.open(where["stdout"], flags, 0o600),
+        os.open(where["stderr"], flags, 0o600),
+        os.open(where["report"], flags, 0o600),
+    ]
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(REPORT_FD + 1, os.sysconf("SC_OPEN_MAX"))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """Run untrusted Python (benchmark solutions, model outputs) with limits, and say how it went.
 
-Each run gets a fresh isolated interpreter (``python -I``) in its own session and process
-group, a temporary working directory removed afterwards, a stripped environment, and
-resource limits (address space, CPU time, file size, processes). The limit that decides a
-timeout is CPU time, which a busy machine does not change: under a wall-clock limit a program
-that needs 5 s of CPU passes alone and times out beside other work, and a sample is dropped
-from one build and kept in the next. A wall-clock net, well above it, stops programs that
+Each run gets an isolated interpreter (``python -I``: a fresh one for ``run_program``
+alone, a child forked from a fork server's for each program of ``run_programs``, see
+``srlib.execution.forkserver``) in its own session and process group, a temporary working
+directory removed afterwards, a stripped environment, and resource limits (address space,
+CPU time, file size, processes). The limit that decides a timeout is CPU time, which a busy
+machine does not change: under a wall-clock limit a program that needs 5 s of CPU passes
+alone and times out beside other work, and a sample is dropped from one build and kept in
+the next. A wall-clock net, well above it, stops programs that
 sleep or block. When the caller is root
 (containers, CI) it also gets a private network namespace and an unprivileged uid of its
 own, which can read but not write the machine's files, and every process of that uid is
@@ -23,6 +25,7 @@ import dataclasses
 import itertools
 import math
 import os
+import queue
 import re
 import secrets
 import select
@@ -42,6 +45,7 @@ from typing import Literal
 from tqdm import tqdm
 
 from srlib.execution import launcher as _launcher
+from srlib.execution.forkserver import ForkServer, ServerGone, start_server
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
 LAUNCHER = Path(__file__).with_name("launcher.py")
@@ -236,12 +240,15 @@ def run_program(
     isolate_network: bool = True,
     hash_seed: int | None = None,
     python: str = sys.executable,
+    server: ForkServer | None = None,
 ) -> ExecResult:
     """Run ``code`` in the sandbox and classify the outcome, under ``limits`` (default
     ``Limits()``) with ``timeout`` and ``memory_mb``, where given, taking precedence.
 
     ``hash_seed`` fixes ``PYTHONHASHSEED`` (set iteration order of strings); it then runs
-    ``python -s -P`` instead of ``-I``, because ``-I`` ignores that variable.
+    ``python -s -P`` instead of ``-I``, because ``-I`` ignores that variable. ``server``: a
+    fork server started with the same ``hash_seed`` and ``python`` runs it, instead of a
+    fresh interpreter (``srlib.execution.forkserver``).
     """
     lim = limits or Limits()
     if timeout is not None:
@@ -251,7 +258,6 @@ def run_program(
     base = Path(tempfile.mkdtemp(prefix="srlib-sbx-"))
     uid = _sandbox_uid()
     nonce = secrets.token_hex(16)
-    read_fd, write_fd = os.pipe()
     try:
         os.chmod(base, 0o711)
         work = base / "work"
@@ -262,11 +268,47 @@ def run_program(
         program = base / "program.py"
         program.write_text(code, encoding="utf-8")
         os.chmod(program, 0o600)
-        spec = launch_spec(program, nonce, write_fd, uid, isolate_network, lim)
-        flags = ["-I"] if hash_seed is None else ["-s", "-P"]
         out_path, err_path = base / "stdout", base / "stderr"
         start = time.perf_counter()
-        with out_path.open("wb") as out, err_path.open("wb") as err:
+        if server is None:
+            returncode, timed_out, report = _launched(
+                program, nonce, uid, isolate_network, lim, work, hash_seed, python
+            )
+        else:
+            try:
+                returncode, timed_out, report = _served(
+                    server, program, nonce, uid, isolate_network, lim, work, hash_seed
+                )
+            except ServerGone as e:
+                stdout, _ = _read(out_path, lim.max_output) if out_path.exists() else ("", 0)
+                stderr, _ = _read(err_path, lim.max_output) if err_path.exists() else ("", 0)
+                duration = time.perf_counter() - start
+                return ExecResult("crashed", None, stdout, stderr, duration, str(e), {})
+        duration = time.perf_counter() - start
+        stdout, out_cut = _read(out_path, lim.max_output)
+        stderr, err_cut = _read(err_path, lim.max_output)
+        status, reason = _classify(returncode, timed_out, report, nonce, stderr)
+        if out_cut or err_cut:
+            reason = (reason + "; " if reason else "") + "output truncated"
+        started = re.search(rf"^{nonce} start net=(\d) uid=(\d)$", report, re.M)
+        isolation = {
+            "network": bool(started and started[1] == "1"),
+            "uid": bool(started and started[2] == "1"),
+        }
+        return ExecResult(status, returncode, stdout, stderr, duration, reason, isolation)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _launched(program, nonce, uid, isolate, lim, work, hash_seed, python):
+    """Run ``program`` in a fresh interpreter (``launcher.py``); (exit code, whether the
+    wall-clock net stopped it, the launcher's report)."""
+    base = program.parent
+    read_fd, write_fd = os.pipe()
+    try:
+        spec = launch_spec(program, nonce, write_fd, uid, isolate, lim)
+        flags = ["-I"] if hash_seed is None else ["-s", "-P"]
+        with (base / "stdout").open("wb") as out, (base / "stderr").open("wb") as err:
             proc = subprocess.Popen(
                 [python, *flags, str(LAUNCHER), *_launcher.encode_spec(spec)],
                 cwd=work,
@@ -282,28 +324,44 @@ def run_program(
             timed_out = not _wait(proc, lim.wall_seconds())
             _kill_all(proc.pid, uid)
             proc.wait()
-        duration = time.perf_counter() - start
         os.set_blocking(read_fd, False)
         try:
             report = os.read(read_fd, 1 << 16).decode("utf-8", errors="replace")
         except BlockingIOError:
             report = ""
-        stdout, out_cut = _read(out_path, lim.max_output)
-        stderr, err_cut = _read(err_path, lim.max_output)
-        status, reason = _classify(proc.returncode, timed_out, report, nonce, stderr)
-        if out_cut or err_cut:
-            reason = (reason + "; " if reason else "") + "output truncated"
-        started = re.search(rf"^{nonce} start net=(\d) uid=(\d)$", report, re.M)
-        isolation = {
-            "network": bool(started and started[1] == "1"),
-            "uid": bool(started and started[2] == "1"),
-        }
-        return ExecResult(status, proc.returncode, stdout, stderr, duration, reason, isolation)
+        return proc.returncode, timed_out, report
     finally:
         os.close(read_fd)
         if write_fd >= 0:
             os.close(write_fd)
-        shutil.rmtree(base, ignore_errors=True)
+
+
+def _served(server, program, nonce, uid, isolate, lim, work, hash_seed):
+    """Run ``program`` in a child of the fork ``server``, under the same spec, limits and
+    net as ``_launched``, its report in a file of its run; the same triple."""
+    base = program.parent
+    spec = launch_spec(program, nonce, _launcher.REPORT_FD, uid, isolate, lim)
+    where = {"cwd": str(work), "stdout": str(base / "stdout"), "stderr": str(base / "stderr")}
+    where["report"] = str(base / "report")
+    pid = None
+    try:
+        pid = server.start(where, _env(work, hash_seed), _launcher.encode_spec(spec))
+        code = server.wait(lim.wall_seconds())
+        timed_out = code is None
+        _kill_all(pid, uid)
+        if timed_out:
+            code = server.wait(lim.wall_seconds())
+            if code is None:
+                raise ServerGone("the fork server did not see its killed child end")
+            _kill_all(pid, uid)
+    except (ServerGone, OSError) as e:
+        if pid is not None:
+            _kill_all(pid, uid)
+        server.close()
+        raise ServerGone(f"the sandbox's fork server ended while the program ran ({e})") from e
+    report_file = base / "report"
+    report = report_file.read_bytes()[: 1 << 16] if report_file.exists() else b""
+    return code, timed_out, report.decode("utf-8", errors="replace")
 
 
 def run_programs(
@@ -313,9 +371,30 @@ def run_programs(
     progress: bool | str = True,
     **kwargs: object,
 ) -> list[ExecResult]:
-    """Run many programs in parallel (one sandbox each); results keep the input order."""
+    """Run many programs in parallel, each in a sandbox of its own forked by one of
+    ``workers`` fork servers (``srlib.execution.forkserver``; a server that ends is
+    replaced); results keep the input order. ``kwargs`` are ``run_program``'s."""
     workers = workers or os.cpu_count() or 1
     desc = progress if isinstance(progress, str) else "sandbox"
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = pool.map(lambda c: run_program(c, **kwargs), codes)
-        return list(tqdm(results, total=len(codes), desc=desc, disable=not progress))
+    hash_seed, python = kwargs.get("hash_seed"), kwargs.get("python", sys.executable)
+    idle: queue.SimpleQueue[ForkServer] = queue.SimpleQueue()
+    started: list[ForkServer] = []
+
+    def one(code: str) -> ExecResult:
+        try:
+            server = idle.get_nowait()
+        except queue.Empty:
+            server = start_server(_env(Path(tempfile.gettempdir()), hash_seed), hash_seed, python)
+            started.append(server)
+        result = run_program(code, server=server, **kwargs)
+        if server.alive:
+            idle.put(server)
+        return result
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = pool.map(one, codes)
+            return list(tqdm(results, total=len(codes), desc=desc, disable=not progress))
+    finally:
+        for server in started:
+            server.close()
