@@ -23,6 +23,16 @@ def test_a_run_leaves_nothing_to_the_next():
     assert first.passed and second.passed, second.stderr
 
 
+def test_a_served_program_gets_the_environment_a_launched_one_gets():
+    code = "import os\nprint(sorted(os.environ.items()), os.getcwd())"
+    (forked,), launched = served([code]), run_program(code, timeout=5.0)
+    assert forked.passed and launched.passed
+    env, cwd = forked.stdout.rsplit(" ", 1)
+    assert f"('HOME', '{cwd.strip()}')" in env and f"('TMPDIR', '{cwd.strip()}')" in env
+    other_cwd = launched.stdout.rsplit(" ", 1)[1].strip()
+    assert env == launched.stdout.rsplit(" ", 1)[0].replace(other_cwd, cwd.strip())
+
+
 def test_a_served_program_holds_only_its_own_descriptors():
     (r,) = served(["import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))"])
     assert r.passed and r.stdout.strip() in ("[0, 1, 2, 3]", "[0, 1, 2, 3, 4]")  # 4: listdir's
@@ -53,6 +63,7 @@ def test_served_and_launched_runs_agree_on_benchmark_programs():
 
 def test_a_server_that_ends_mid_run_is_replaced(monkeypatch):
     import threading
+    import time
 
     import srlib.execution.sandbox as sandbox
 
@@ -63,7 +74,31 @@ def test_a_server_that_ends_mid_run_is_replaced(monkeypatch):
         return started[-1]
 
     monkeypatch.setattr(sandbox, "start_server", recording)
-    threading.Timer(1.0, lambda: started[0].proc.kill()).start()
-    results = served(["import time\ntime.sleep(4)", "print('next')"])
+
+    def kill_once_running():
+        while not started:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the first program is asleep by now
+        started[0].proc.kill()
+
+    threading.Thread(target=kill_once_running).start()
+    results = served(["import time\ntime.sleep(6)", "print('next')"])
     assert results[0].status == "crashed" and "fork server" in results[0].reason
     assert results[1].stdout == "next\n" and len(started) == 2
+
+
+def test_a_program_whose_server_had_ended_runs_on_a_new_one(monkeypatch):
+    import srlib.execution.sandbox as sandbox
+
+    started, original = [], sandbox.start_server
+
+    def first_ends(*args, **kwargs):
+        started.append(original(*args, **kwargs))
+        if len(started) == 1:
+            started[0].proc.kill()
+            started[0].proc.wait()
+        return started[-1]
+
+    monkeypatch.setattr(sandbox, "start_server", first_ends)
+    results = served(["print('ran')", "print('too')"])
+    assert [r.stdout for r in results] == ["ran\n", "too\n"] and len(started) == 2

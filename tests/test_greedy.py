@@ -83,3 +83,37 @@ def test_sampling_keeps_generate(tiny_model_dir, monkeypatch):
     monkeypatch.setattr(hf, "greedy", lambda *a, **k: pytest.fail("greedy ran for sampling"))
     out = model.generate(["def f(x):"], GenerationSettings(max_new_tokens=5, temperature=0.8))
     assert len(out[0]) == 1
+
+
+def test_stopped_rows_kept_in_the_batch_give_the_same_continuations(memorised, prompts):
+    """The path a GPU takes: stopped rows stay, fed the pad token, as ``generate`` keeps them."""
+    from srlib.models.greedy import greedy
+
+    settings = GenerationSettings(max_new_tokens=40, settled_code_tokens=3)
+    reference, _ = both(memorised, prompts, settings)
+    tok = memorised.tokenizer
+    sides, tok.padding_side = tok.padding_side, "left"
+    try:
+        enc = tok(prompts, return_tensors="pt", padding=True)
+        kept = greedy(memorised.model, tok, enc, 40, settle=3, drop=False)
+    finally:
+        tok.padding_side = sides
+    assert [[t] for t in tok.batch_decode(kept, skip_special_tokens=True)] == reference
+
+
+def test_the_guard_refuses_what_generate_would_decode_otherwise(memorised, monkeypatch):
+    from srlib.models.greedy import applies
+
+    model, enc = memorised.model, {"input_ids": None, "attention_mask": None}
+    assert applies(model, enc, settle=3)
+    assert not applies(model, {**enc, "token_type_ids": None})
+    with monkeypatch.context() as m:
+        m.setattr(model.generation_config, "use_cache", False)
+        assert not applies(model, enc)
+    with monkeypatch.context() as m:
+        m.setattr(model.generation_config, "eos_token_id", None)
+        assert applies(model, enc) and not applies(model, enc, settle=3)
+    with monkeypatch.context() as m:
+        own = lambda self, *a, **k: None  # noqa: E731
+        m.setattr(type(model), "prepare_inputs_for_generation", own)
+        assert not applies(model, enc)

@@ -2,12 +2,13 @@
 a child per program, and the child confines itself and runs the program exactly as a launcher
 started for it alone (``launcher.confine_and_run``): the same limits, uid, network namespace,
 session, working directory, environment and report. What a run no longer pays is an
-interpreter's start (most of a short program's cost). Two things differ from a fresh
-interpreter: the modules the launcher imports are already imported, and every program a
-server forks shares its string-hash secret (a server per ``hash_seed``; with none, each
-server draws one, as each interpreter did). ``sandbox.run_programs`` runs its batches on a
-pool of them; ``sandbox.run_program`` alone starts a fresh interpreter, the reference that
-``tests/test_sandbox.py`` holds both to."""
+interpreter's start (most of a short program's cost), which also no longer counts against its
+CPU and wall-clock limits. What a program could see differ from a fresh launcher: its parent
+is the server (root, when the server is), and the programs one server forks share its
+string-hash secret, where each fresh interpreter drew its own (pass ``hash_seed`` where an
+order of strings matters; a server is started per ``hash_seed``). ``sandbox.run_programs``
+runs its batches on a pool of them; ``sandbox.run_program`` alone starts a fresh
+interpreter, the reference that ``tests/test_sandbox.py`` holds both to."""
 
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ class ServerGone(RuntimeError):
     """The server ended while it ran a program (a program of the same uid may kill it)."""
 
 
+class ServerUnavailable(ServerGone):
+    """The server could not start a program (it had ended, or did not answer): the program
+    never ran, and another server may run it."""
+
+
+REPLY_SECONDS = 60.0  # how long a server may take to fork a child and say so
+
+
 class ForkServer:
     """One ``launcher.py --serve`` process: ``run`` one program at a time."""
 
@@ -35,24 +44,31 @@ class ForkServer:
         requests_read, self._requests = os.pipe()
         self._replies, replies_write = os.pipe()
         self._home = tempfile.mkdtemp(prefix="srlib-forkserver-")
-        self.proc = subprocess.Popen(
-            [python, *flags, str(LAUNCHER), "--serve", str(requests_read), str(replies_write)],
-            cwd=self._home,
-            env={**env, "HOME": self._home, "TMPDIR": self._home},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(requests_read, replies_write),
-            start_new_session=True,
-        )
-        os.close(requests_read)
-        os.close(replies_write)
+        try:
+            self.proc = subprocess.Popen(
+                [python, *flags, str(LAUNCHER), "--serve", str(requests_read), str(replies_write)],
+                cwd=self._home,
+                env={**env, "HOME": self._home, "TMPDIR": self._home},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(requests_read, replies_write),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (self._requests, self._replies):
+                os.close(fd)
+            shutil.rmtree(self._home, ignore_errors=True)
+            raise
+        finally:
+            os.close(requests_read)
+            os.close(replies_write)
         self._buffer = b""
 
     @property
     def alive(self) -> bool:
-        """Whether it still takes requests (``close`` not called)."""
-        return self._requests >= 0
+        """Whether it still takes requests (not closed, not ended)."""
+        return self._requests >= 0 and self.proc.poll() is None
 
     def _line(self, timeout: float | None) -> str | None:
         """The next reply line; None once ``timeout`` seconds pass without one."""
@@ -73,10 +89,13 @@ class ForkServer:
         fields += [f"env:{k}={v}" for k, v in env.items()] + spec_args
         if any(("\0" in f or "\n" in f) for f in fields):
             raise ValueError(f"a request field holds a NUL or a newline: {fields}")
-        os.write(self._requests, ("\0".join(fields) + "\n").encode())
-        kind, _, pid = (self._line(None) or "").partition(" ")
+        try:
+            os.write(self._requests, ("\0".join(fields) + "\n").encode())
+            kind, _, pid = (self._line(REPLY_SECONDS) or "").partition(" ")
+        except (OSError, ServerGone) as e:
+            raise ServerUnavailable(f"the fork server did not start the program ({e})") from e
         if kind != "pid":
-            raise ServerGone(f"the fork server answered {kind!r}")
+            raise ServerUnavailable(f"the fork server answered {kind!r} to a request")
         return int(pid)
 
     def wait(self, timeout: float) -> int | None:

@@ -45,7 +45,7 @@ from typing import Literal
 from tqdm import tqdm
 
 from srlib.execution import launcher as _launcher
-from srlib.execution.forkserver import ForkServer, ServerGone, start_server
+from srlib.execution.forkserver import ForkServer, ServerGone, ServerUnavailable, start_server
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
 LAUNCHER = Path(__file__).with_name("launcher.py")
@@ -279,6 +279,8 @@ def run_program(
                 returncode, timed_out, report = _served(
                     server, program, nonce, uid, isolate_network, lim, work, hash_seed
                 )
+            except ServerUnavailable:
+                raise
             except ServerGone as e:
                 stdout, _ = _read(out_path, lim.max_output) if out_path.exists() else ("", 0)
                 stderr, _ = _read(err_path, lim.max_output) if err_path.exists() else ("", 0)
@@ -355,12 +357,14 @@ def _served(server, program, nonce, uid, isolate, lim, work, hash_seed):
                 raise ServerGone("the fork server did not see its killed child end")
             _kill_all(pid, uid)
     except (ServerGone, OSError) as e:
-        if pid is not None:
-            _kill_all(pid, uid)
         server.close()
+        if pid is None:
+            raise ServerUnavailable(str(e)) from e
+        _kill_all(pid, uid)
         raise ServerGone(f"the sandbox's fork server ended while the program ran ({e})") from e
-    report_file = base / "report"
-    report = report_file.read_bytes()[: 1 << 16] if report_file.exists() else b""
+    report = b""
+    with contextlib.suppress(FileNotFoundError), (base / "report").open("rb") as fh:
+        report = fh.read(1 << 16)
     return code, timed_out, report.decode("utf-8", errors="replace")
 
 
@@ -380,13 +384,22 @@ def run_programs(
     idle: queue.SimpleQueue[ForkServer] = queue.SimpleQueue()
     started: list[ForkServer] = []
 
+    def fresh() -> ForkServer:
+        started.append(
+            start_server(_env(Path(tempfile.gettempdir()), hash_seed), hash_seed, python)
+        )
+        return started[-1]
+
     def one(code: str) -> ExecResult:
         try:
             server = idle.get_nowait()
         except queue.Empty:
-            server = start_server(_env(Path(tempfile.gettempdir()), hash_seed), hash_seed, python)
-            started.append(server)
-        result = run_program(code, server=server, **kwargs)
+            server = fresh()
+        try:
+            result = run_program(code, server=server, **kwargs)
+        except ServerUnavailable:  # the program never ran: once more, on a new server
+            server = fresh()
+            result = run_program(code, server=server, **kwargs)
         if server.alive:
             idle.put(server)
         return result

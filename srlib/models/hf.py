@@ -252,7 +252,12 @@ class HFModel:
             enc = tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=room)
             enc = enc.to(self.device)
             torch.manual_seed(settings.seed)  # inside fork_rng: the caller's state is restored
-            if self.lean and not sample and settings.num_samples == 1 and applies(self.model, enc):
+            if (
+                self.lean
+                and not sample
+                and settings.num_samples == 1
+                and applies(self.model, enc, settings.settled_code_tokens)
+            ):
                 with torch.inference_mode():
                     new = greedy(
                         self.model, tok, enc, settings.max_new_tokens, settings.settled_code_tokens
