@@ -109,6 +109,30 @@ class ForkServer:
             raise ServerGone(f"the fork server answered {kind!r}")
         return int(code)
 
+    def run(self, where, env, spec_args, wall: float, kill) -> tuple[int, bool]:
+        """One program: (its exit code, whether the wall-clock net of ``wall`` seconds stopped
+        it); ``kill(pid)`` kills what is left of its process group once it ended or the net
+        fell. ``ServerUnavailable``: it never started; ``ServerGone``: the server ended while
+        it ran (what is left of it killed); either way this server is closed."""
+        pid = None
+        try:
+            pid = self.start(where, env, spec_args)
+            code = self.wait(wall)
+            timed_out = code is None
+            kill(pid)
+            if timed_out:
+                code = self.wait(wall)
+                if code is None:
+                    raise ServerGone("the fork server did not see its killed child end")
+                kill(pid)
+            return code, timed_out
+        except (ServerGone, OSError) as e:
+            self.close()
+            if pid is None:
+                raise ServerUnavailable(str(e)) from e
+            kill(pid)
+            raise ServerGone(f"the sandbox's fork server ended while the program ran ({e})") from e
+
     def close(self) -> None:
         """End the server (end of its input) and remove its home."""
         if self._requests < 0:
@@ -124,8 +148,12 @@ class ForkServer:
         shutil.rmtree(self._home, ignore_errors=True)
 
 
+def interpreter_flags(hash_seed: int | None) -> list[str]:
+    """How a launcher or a server is started: ``-I``, or ``-s -P`` where ``PYTHONHASHSEED``
+    fixes the hash secret (``-I`` ignores that variable)."""
+    return ["-I"] if hash_seed is None else ["-s", "-P"]
+
+
 def start_server(env: dict[str, str], hash_seed: int | None, python: str = sys.executable):
-    """A server started as ``run_program`` starts a launcher (``-I``, or ``-s -P`` with a
-    ``PYTHONHASHSEED``)."""
-    flags = ["-I"] if hash_seed is None else ["-s", "-P"]
-    return ForkServer(python, flags, env)
+    """A server started as ``run_program`` starts a launcher."""
+    return ForkServer(python, interpreter_flags(hash_seed), env)

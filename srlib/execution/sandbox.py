@@ -7,12 +7,12 @@ directory removed afterwards, a stripped environment, and resource limits (addre
 CPU time, file size, processes). The limit that decides a timeout is CPU time, which a busy
 machine does not change: under a wall-clock limit a program that needs 5 s of CPU passes
 alone and times out beside other work, and a sample is dropped from one build and kept in
-the next. A wall-clock net, well above it, stops programs that
-sleep or block. When the caller is root
-(containers, CI) it also gets a private network namespace and an unprivileged uid of its
-own, which can read but not write the machine's files, and every process of that uid is
-killed when the run ends. A program passes only if it exits 0 *and* the launcher reports
-that it ran to its end (``sys.exit(0)`` before the tests is not a pass).
+the next. A wall-clock net, well above it, stops programs that sleep or block. When the
+caller is root (containers, CI) it also gets a private network namespace and an
+unprivileged uid of its own, which can read but not write the machine's files, and every
+process of that uid is killed when the run ends. A program passes only if it exits 0
+*and* the launcher reports that it ran to its end (``sys.exit(0)`` before the tests is not
+a pass).
 
 The sandbox contains accidents and hostile test programs; it is not a boundary against an
 adversary who targets this code (the program runs in the launcher's interpreter).
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import math
 import os
@@ -45,10 +46,16 @@ from typing import Literal
 from tqdm import tqdm
 
 from srlib.execution import launcher as _launcher
-from srlib.execution.forkserver import ForkServer, ServerGone, ServerUnavailable, start_server
+from srlib.execution.forkserver import (
+    LAUNCHER,
+    ForkServer,
+    ServerGone,
+    ServerUnavailable,
+    interpreter_flags,
+    start_server,
+)
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
-LAUNCHER = Path(__file__).with_name("launcher.py")
 _UID_BASE = 1_500_000_000
 _uid_counter = itertools.count()
 _uid_lock = threading.Lock()
@@ -309,7 +316,7 @@ def _launched(program, nonce, uid, isolate, lim, work, hash_seed, python):
     read_fd, write_fd = os.pipe()
     try:
         spec = launch_spec(program, nonce, write_fd, uid, isolate, lim)
-        flags = ["-I"] if hash_seed is None else ["-s", "-P"]
+        flags = interpreter_flags(hash_seed)
         with (base / "stdout").open("wb") as out, (base / "stderr").open("wb") as err:
             proc = subprocess.Popen(
                 [python, *flags, str(LAUNCHER), *_launcher.encode_spec(spec)],
@@ -345,23 +352,13 @@ def _served(server, program, nonce, uid, isolate, lim, work, hash_seed):
     spec = launch_spec(program, nonce, _launcher.REPORT_FD, uid, isolate, lim)
     where = {"cwd": str(work), "stdout": str(base / "stdout"), "stderr": str(base / "stderr")}
     where["report"] = str(base / "report")
-    pid = None
-    try:
-        pid = server.start(where, _env(work, hash_seed), _launcher.encode_spec(spec))
-        code = server.wait(lim.wall_seconds())
-        timed_out = code is None
-        _kill_all(pid, uid)
-        if timed_out:
-            code = server.wait(lim.wall_seconds())
-            if code is None:
-                raise ServerGone("the fork server did not see its killed child end")
-            _kill_all(pid, uid)
-    except (ServerGone, OSError) as e:
-        server.close()
-        if pid is None:
-            raise ServerUnavailable(str(e)) from e
-        _kill_all(pid, uid)
-        raise ServerGone(f"the sandbox's fork server ended while the program ran ({e})") from e
+    code, timed_out = server.run(
+        where,
+        _env(work, hash_seed),
+        _launcher.encode_spec(spec),
+        lim.wall_seconds(),
+        functools.partial(_kill_all, uid=uid),
+    )
     report = b""
     with contextlib.suppress(FileNotFoundError), (base / "report").open("rb") as fh:
         report = fh.read(1 << 16)

@@ -139,7 +139,7 @@ class HFModel:
             threads=threads,
             batch_size=batch_size,  # a batch's padding moves the numbers slightly
             generate_batch=self.generate_batch,
-            code=digest(code_digests([__name__, "srlib.models.greedy"])),  # fixed code rescores
+            code=digest(code_digests([__name__])),  # fixed code (greedy included) rescores
         )
         self.threads = threads  # CPU threads of scoring (None: as set); scores depend on it
         self._pieces: dict[int, str] = {}
