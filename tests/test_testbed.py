@@ -9,7 +9,7 @@ from quickbook import copy_cache
 from srlib.benchmarks import load_benchmark
 from srlib.detection.decide import contrasted
 from srlib.duplication.dedup.overlap import contaminated_documents
-from srlib.stats.metrics import evaluate, metric_table
+from srlib.stats.metrics import RANKING, _resamples, evaluate, metric_table, ranking_resampled
 from srlib.store import digest
 from srlib.testbed.build import build, replicate, replicates, split_samples
 from srlib.testbed.config import profile, seed_coverage
@@ -96,6 +96,30 @@ def test_fast_metrics_equal_the_scikit_learn_reference():
     slow = evaluate(y, flags, s, n_boot=200).set_index("metric")
     fast = metric_table(y, flags, s, n_boot=200).set_index("metric").loc[slow.index]
     pd.testing.assert_frame_equal(fast, slow, check_exact=False, rtol=1e-9)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_resampled_ranking_metrics_equal_a_sort_per_resample_bit_for_bit(case):
+    """The counting path (``ranking_resampled``) against ``RANKING`` on each resample: tied,
+    untied, infinite and tiny samples, and a tie across the 1%/5% thresholds."""
+    rng = np.random.default_rng(case)
+    size = [664, 7, 120, 300, 2, 50][case]
+    y = rng.random(size) < [0.5, 0.5, 0.1, 0.9, 0.5, 0.3][case]
+    y[:2] = [True, False]
+    s = [
+        lambda: y + rng.normal(0, 1, size),
+        lambda: rng.integers(0, 3, size).astype(float),
+        lambda: np.round(rng.normal(0, 1, size), 1),
+        lambda: np.where(rng.random(size) < 0.3, -np.inf, rng.integers(0, 4, size)),
+        lambda: np.zeros(size),
+        lambda: np.where(rng.random(size) < 0.2, np.inf, rng.normal(0, 1, size)),
+    ][case]()
+    idx = _resamples(y, 300, case)
+    assert len(idx)
+    fast = ranking_resampled(y, s, idx)
+    assert fast.keys() == RANKING.keys()
+    for name, fn in RANKING.items():
+        assert np.array_equal(fast[name], fn(y[idx], s[idx])), name
 
 
 def test_profiles_and_keys():

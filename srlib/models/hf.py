@@ -209,9 +209,9 @@ class HFModel:
             logp = torch.log_softmax(logits[row, : n - 1], dim=-1)
             target = input_ids[row, 1:n].to(logp.device)
             actual = logp.gather(-1, target[:, None])[:, 0]
-            p = logp.exp()
-            mu = (p * logp).sum(-1)
-            var = ((p * logp * logp).sum(-1) - mu * mu).clamp_min(0)
+            p_logp = logp.exp().mul_(logp)  # p·log p once: the products of p * logp * logp
+            mu = p_logp.sum(-1)
+            var = ((p_logp * logp).sum(-1) - mu * mu).clamp_min(0)
             keep = slice(first - 1, None)
             results.append(tuple(t[keep].cpu().numpy() for t in (actual, mu, var)))
         return results

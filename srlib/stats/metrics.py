@@ -2,11 +2,13 @@
 recall, F1, MCC and FPR from confusion counts, ROC-AUC and TPR at a fixed FPR. Two paths
 compute each: ``evaluate`` (scikit-learn, one resample at a time) is the slow reference, and
 ``metric_table`` (vectorised over resamples) the fast path the tables use; a test checks that
-they agree. Every interval is a percentile interval; a resample holding one class only is
-left out."""
+they agree. Within the fast path, a resample's AUC and TPRs are counted from how often it draws
+each row (``ranking_resampled``), equal bit for bit to sorting each resample (``RANKING``).
+Every interval is a percentile interval; a resample holding one class only is left out."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -178,10 +180,11 @@ def _tpr_at(y: np.ndarray, s: np.ndarray, fpr: float) -> np.ndarray:
     return np.where(allowed >= n0, 1.0, tpr)
 
 
-RANKING = {
-    "roc_auc": _auc,
-    "tpr@1%fpr": lambda y, s: _tpr_at(y, s, 0.01),
-    "tpr@5%fpr": lambda y, s: _tpr_at(y, s, 0.05),
+TPR_AT = {"tpr@1%fpr": 0.01, "tpr@5%fpr": 0.05}
+"""The TPR-at-FPR metrics and their false-positive rates."""
+
+RANKING = {"roc_auc": _auc} | {
+    name: functools.partial(_tpr_at, fpr=f) for name, f in TPR_AT.items()
 }
 """Threshold-free metrics of oriented scores, each over the last axis (one row per resample)."""
 
@@ -214,11 +217,12 @@ def metric_table(
         keep = ~np.isnan(s_all)
         y, s = y_all[keep], s_all[keep]
         idx = _resamples(y, n_boot, seed)
+        resampled = ranking_resampled(y, s, idx) if len(idx) else {}
         for name, fn in RANKING.items():
             if y.all() or not y.any():
                 rows.append(_metric_row(name, np.nan, np.nan, np.nan, y, keep))
                 continue
-            boots = fn(y[idx], s[idx]) if len(idx) else np.array([])
+            boots = resampled.get(name, np.array([]))
             low, high = np.quantile(boots, q) if boots.size else (np.nan, np.nan)
             rows.append(_metric_row(name, fn(y, s), low, high, y, keep))
     return pd.DataFrame(rows)
@@ -227,12 +231,48 @@ def metric_table(
 def _resamples(y: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Bootstrap index rows (drawn as ``bootstrap`` draws them), without the
     resamples that hold a single class."""
-    rng = np.random.default_rng(seed)
     if len(y) == 0 or n_boot == 0:
         return np.zeros((0, len(y)), dtype=int)
-    idx = np.stack([rng.integers(0, len(y), len(y)) for _ in range(n_boot)])
-    both = y[idx].any(axis=1) & ~y[idx].all(axis=1)
-    return idx[both]
+    idx = _draws(len(y), n_boot, seed)
+    drawn = y[idx]
+    return idx[drawn.any(axis=1) & ~drawn.all(axis=1)]
+
+
+@functools.lru_cache(maxsize=8)
+def _draws(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """The ``n_boot`` index rows of ``n`` rows that ``seed`` draws, drawn once per size (a
+    chapter's tables draw them for every detector, run and view alike); read-only."""
+    rng = np.random.default_rng(seed)
+    idx = np.stack([rng.integers(0, n, n) for _ in range(n_boot)])
+    idx.flags.writeable = False
+    return idx
+
+
+def ranking_resampled(y: np.ndarray, s: np.ndarray, idx: np.ndarray) -> dict[str, np.ndarray]:
+    """``RANKING``'s metrics on every resample at once, ``fn(y[idx], s[idx])`` bit for bit, from
+    how often each row is drawn: rows sorted once and ties grouped, so a resample costs sums,
+    not a sort. Both classes must be in every row of ``idx`` (``_resamples`` keeps those).
+    The AUC's rank sum minus n₁(n₁ + 1)/2 is the Mann-Whitney count U (ties half) exactly, and
+    a TPR is a count of positives over n₁ either way: both are the same integers divided the
+    same way (``tests/test_scoring.py`` checks equality on tied and untied scores)."""
+    boots, n = idx.shape
+    counts = np.bincount((idx + n * np.arange(boots)[:, None]).ravel(), minlength=boots * n)
+    order = np.argsort(s, kind="stable")
+    ranked, drawn = s[order], counts.reshape(boots, n)[:, order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])  # one group per value
+    pos = np.add.reduceat(drawn * y[order], starts, axis=1)  # ascending score groups
+    neg = np.add.reduceat(drawn * ~y[order], starts, axis=1)
+    n1, n0 = pos.sum(axis=1), neg.sum(axis=1)
+    twice_u = (pos * (2 * (np.cumsum(neg, axis=1) - neg) + neg)).sum(axis=1)
+    out = {"roc_auc": (twice_u / 2) / (n1 * n0)}
+    neg_down, pos_down = neg[:, ::-1], pos[:, ::-1]  # descending: the thresholds' side
+    above = np.cumsum(pos_down, axis=1) - pos_down  # positives strictly above each group
+    for name, fpr in TPR_AT.items():
+        allowed = np.floor(fpr * n0 + 1e-9).astype(int)
+        at = (np.cumsum(neg_down, axis=1) > allowed[:, None]).argmax(axis=1)
+        tpr = np.take_along_axis(above, at[:, None], axis=1)[:, 0] / n1
+        out[name] = np.where(allowed >= n0, 1.0, tpr)
+    return out
 
 
 def _metric_row(name: str, value, low, high, y: np.ndarray, keep: np.ndarray) -> dict:
