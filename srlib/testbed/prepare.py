@@ -1,20 +1,28 @@
 """The scoring stage: train every replicate seed's models and score every checkpoint the
 detection chapter's reports read (``report.main_table``, ``claim_table``,
-``clean_model_rates``), one task per seed, serially or side by side on a Dask cluster.
+``clean_model_rates``), serially or side by side on a Dask cluster.
 
-Each task opens the testbed from the parameters it was opened with (``build.shared``, kept on
-``Testbed.opened``) and writes only to the store and the score cache under ``cache_dir``, both
-safe for several processes (atomic folders; SQLite in WAL mode); so a worker needs srlib and
-that folder, nothing else. The reports then read what the tasks left there. Every task runs
-with the config's thread count and the pinned kernels, and a table's numbers depend only on
-its inputs, so a cluster of any size gives the serial build's digests (``tests``: two local
-workers against one process)."""
+On a cluster the work is split where it may be: a task trains each seed's models, then a
+task per model scores it (``scoring_steps``: each model's requests in the order a serial run
+makes them, since a model's numbers may move with the batch a text is scored in), the own
+seed's naturalness-matched variants last; the training tasks are submitted first, so the
+longest chains start at once and the models' scoring fills both workers to the end (one task
+per seed left one worker idle while the last seed trained and scored). Each task opens the
+testbed from the parameters it was opened with (``build.shared``, kept on ``Testbed.opened``;
+once per worker process) and writes only to the store and the score cache under
+``cache_dir``, both safe for several processes (atomic folders; SQLite in WAL mode); so a
+worker needs srlib and that folder, nothing else. The reports then read what the tasks left
+there. Every task runs with the config's thread count and the pinned kernels, and a table's
+numbers depend only on its inputs, so a cluster of any size gives the serial build's digests
+(``tests``: two local workers against one process)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
+from functools import partial
 
 from tqdm import tqdm
 
@@ -37,34 +45,82 @@ def read_stages(rep: Testbed, own: bool) -> list[ex.Stage]:
     return chosen + [ex.Stage(NULL, len(null), null[-1])]
 
 
-def score_replicate(rep: Testbed, own: bool) -> None:
-    """Score every checkpoint of ``rep`` that a report reads (``read_stages``), on the
-    evaluated problems and the calibration split, with the base and reference models the
-    long tables set beside them, and for the ``own`` seed make and score the
-    naturalness-matched variants; everything lands in the store and the score cache."""
-    n = rep.config.n
+def scoring_steps(rep: Testbed, own: bool) -> list[tuple[str, list[Callable[[], object]]]]:
+    """What ``score_replicate`` asks, as (model, its requests in order) per model: the base
+    and reference models the long tables set beside every checkpoint, then each checkpoint a
+    report reads (``read_stages``), on the evaluated problems and the calibration split; for
+    the ``own`` seed a last step ("naturalness") makes the naturalness-matched variants and
+    scores them and the plain ones, gray-box, on the base model and the main run's last
+    checkpoint (after those models' own requests, as a serial run asks them)."""
+    n, steps = rep.config.n, {}
     for path in (rep.base, rep.reference):
-        rep.scores(path, n)
-        rep.calibration_scores(path)
-    for stage in read_stages(rep, own):
-        rep.scores(stage.path, n, black=black_stage(rep, stage))
-        rep.calibration_scores(stage.path, black_stage(rep, stage, calibration=True))
-    if own:  # plain and naturalness-matched variants, gray-box, as the report reads them
-        tag = ex.naturalness_tag(rep)
-        matched = cached_variants(
-            rep.config, rep.samples, rep.cache_dir, False, n, ex.naturalness(rep), tag
+        steps.setdefault(str(path), []).extend(
+            [partial(rep.scores, path, n), partial(rep.calibration_scores, path)]
         )
-        plain = [Variants(v[:n]) for v in rep.variants]
-        for sets in (plain, matched):
-            for path in (rep.base, rep.runs[rep.main].checkpoints[-1]):
-                rep.scores(path, n, variants=sets)
+    for stage in read_stages(rep, own):
+        black, cal = black_stage(rep, stage), black_stage(rep, stage, calibration=True)
+        steps.setdefault(str(stage.path), []).extend(
+            [partial(rep.scores, stage.path, n, black=black),
+             partial(rep.calibration_scores, stage.path, cal)]
+        )  # fmt: skip
+    out = list(steps.items())
+    return out + [("naturalness", [partial(_naturalness_scores, rep)])] if own else out
 
 
-def _task(opened: dict, seed: int) -> int:
-    """One seed on a worker: open the testbed as the chapter did, train and score the seed."""
-    tb = shared(**opened)
-    score_replicate(replicate(tb, seed), own=seed == tb.config.seed)
-    return seed
+def _naturalness_scores(rep: Testbed) -> None:
+    """Plain and naturalness-matched variants, gray-box, on the base model and the main run's
+    last checkpoint, as the report reads them."""
+    n, tag = rep.config.n, ex.naturalness_tag(rep)
+    matched = cached_variants(
+        rep.config, rep.samples, rep.cache_dir, False, n, ex.naturalness(rep), tag
+    )
+    plain = [Variants(v[:n]) for v in rep.variants]
+    for sets in (plain, matched):
+        for path in (rep.base, rep.runs[rep.main].checkpoints[-1]):
+            rep.scores(path, n, variants=sets)
+
+
+def score_replicate(rep: Testbed, own: bool) -> None:
+    """Score every checkpoint of ``rep`` that a report reads (``scoring_steps``, in turn);
+    everything lands in the store and the score cache."""
+    for _, calls in scoring_steps(rep, own):
+        for call in calls:
+            call()
+
+
+def _opened(opened: dict) -> Testbed:
+    """The testbed a worker opens as the chapter did, once per worker process (opening reads
+    the corpus, variants and splits: seconds a task)."""
+    key = json.dumps(opened, sort_keys=True, default=str)
+    if key not in _OPENED:
+        _OPENED.clear()
+        _OPENED[key] = shared(**opened)
+    return _OPENED[key]
+
+
+_OPENED: dict[str, Testbed] = {}
+
+
+def _seed(opened: dict, seed: int) -> Testbed:
+    """``seed``'s replicate on a worker (trained there if it is not in the store yet)."""
+    tb = _opened(opened)
+    return dataclasses.replace(replicate(tb, seed), memo={}, failures={})
+
+
+def _train(opened: dict, seed: int) -> int:
+    """One seed's models trained on a worker; the number of its scoring steps."""
+    tb = _opened(opened)
+    return len(scoring_steps(_seed(opened, seed), own=seed == tb.config.seed))
+
+
+def _step(opened: dict, seed: int, index: int, *after) -> tuple[int, int]:
+    """One model's requests (``scoring_steps``' ``index``-th) of ``seed``, on a worker;
+    ``after``: the futures it must follow."""
+    tb = _opened(opened)
+    _, calls = scoring_steps(_seed(opened, seed), own=seed == tb.config.seed)[index]
+    for call in calls:
+        call()
+    return seed, index
 
 
 def prepare(
@@ -75,8 +131,8 @@ def prepare(
     progress: bool = True,
 ) -> dict[int, Testbed]:
     """Train and score each of ``seeds`` (default: the config's ``replicates``) — in this
-    process with ``workers`` = 1, else one task per seed on a local Dask cluster of
-    ``workers`` single-threaded processes, or on the cluster ``scheduler`` (an address or a
+    process with ``workers`` = 1, else as tasks (each seed's training, each model's scoring)
+    on a local Dask cluster of ``workers`` single-threaded processes, or on the cluster ``scheduler`` (an address or a
     ``distributed.Client``; its workers must reach ``tb.cache_dir``) — and return seed →
     replicate, every table read from the store (the own seed: ``tb`` itself), so the
     digests list exactly what the reports read. ``tb`` and the replicates are then opened
@@ -112,8 +168,8 @@ def _score_shared(tb: Testbed) -> None:
 
 
 def _on_cluster(tb: Testbed, seeds: list[int], workers: int, scheduler, bar) -> None:
-    """Every seed as a task on a Dask cluster (a local one of ``workers`` processes unless
-    ``scheduler`` names one)."""
+    """Every seed's training, then each of its models' scoring, as tasks on a Dask cluster (a
+    local one of ``workers`` processes unless ``scheduler`` names one)."""
     from distributed import Client, LocalCluster, as_completed
 
     if not tb.opened:
@@ -124,12 +180,38 @@ def _on_cluster(tb: Testbed, seeds: list[int], workers: int, scheduler, bar) -> 
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
     given = scheduler if hasattr(scheduler, "submit") else None
+    own, opened = tb.config.seed, tb.opened
     try:
         with contextlib.nullcontext(given) if given else Client(scheduler or cluster) as client:
-            futures = [client.submit(_task, tb.opened, seed, pure=False) for seed in seeds]
-            for future in as_completed(futures):
-                future.result()
-                bar.update()
+            trains = {client.submit(_train, opened, s, pure=False): s for s in seeds if s != own}
+            running = as_completed(list(trains))
+            left = {s: 0 for s in seeds}  # scoring steps not yet done, per seed
+            if own in left:
+                running.update(
+                    _submit(client, opened, own, len(scoring_steps(tb, True)), True, left)
+                )
+            for future in running:
+                done = future.result()
+                if future in trains:
+                    running.update(_submit(client, opened, trains[future], done, False, left))
+                    continue
+                left[done[0]] -= 1
+                if not left[done[0]]:
+                    bar.update()
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _submit(client, opened: dict, seed: int, count: int, own: bool, left: dict) -> list:
+    """The ``count`` scoring steps of ``seed`` as tasks, each model's requests in a serial
+    run's order: the base model's first (every checkpoint's table scores the originals on it
+    too, and a batch of them alone could pad differently), then the checkpoints side by side,
+    and the ``own`` seed's last ("naturalness") after all of them."""
+    left[seed] = count
+    base = client.submit(_step, opened, seed, 0, pure=False)
+    middle = [
+        client.submit(_step, opened, seed, i, base, pure=False) for i in range(1, count - own)
+    ]
+    last = [client.submit(_step, opened, seed, count - 1, *middle, pure=False)] if own else []
+    return [base, *middle, *last]
