@@ -85,10 +85,14 @@ def _values(parts: list[Part], needed, draws, fpr: float, each: bool = False, po
     ys = [p.y[d[0]] for _, p, d in drawn]
     y = np.concatenate(ys)
     made: dict = {}
+    memos: list[dict] = [{} for _ in drawn]  # per part: what its draw's thresholds share
     pooled, per = {}, [{} for _ in parts]
     for name, mode, metric in needed:
         if (name, mode) not in made:
-            made[name, mode] = [flags(p, name, mode, d, fpr) for _, p, d in drawn]
+            made[name, mode] = [
+                flags(p, name, mode, d, fpr, memo)
+                for (_, p, d), memo in zip(drawn, memos, strict=True)
+            ]
         got, key = made[name, mode], (name, mode, metric)
         if metric == "auc":
             if pool:

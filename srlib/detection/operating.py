@@ -188,18 +188,20 @@ def _untie(p: Part) -> None:
             p.untied[f"{prefix}{name}"] = values + step * u
 
 
-def thresholds(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
+def thresholds(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np.ndarray:
     """The threshold each resampled row of ``p`` is judged at (flag when score > t; the
-    oracle flags at t and above: its threshold is returned as the next float below t)."""
+    oracle flags at t and above: its threshold is returned as the next float below t).
+    ``memo``: a dict kept for one draw of ``p``, where the cross-fitted modes keep what every
+    detector of the draw shares (its halves, and each rule's rate on them)."""
     idx, cal = draw
-    s = p.untied[name][idx]
+    memo = {} if memo is None else memo
     if mode == "oracle":
-        t, _ = oracle_threshold(s, p.y[idx], "mcc")
+        t, _ = oracle_threshold(p.untied[name][idx], p.y[idx], "mcc")
         return np.full(idx.size, np.nextafter(t, -np.inf))
     if mode.startswith("null:"):
-        return _cross_fitted(p, name, mode.partition(":")[2], idx)
+        return _cross_fitted(p, name, mode.partition(":")[2], idx, memo)
     if mode.startswith("heldout:"):
-        return _held_out(p, name, mode.partition(":")[2], idx)
+        return _held_out(p, name, mode.partition(":")[2], idx, memo)
     if name not in p.clean:
         raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
     clean = p.untied[f"clean:{name}"]
@@ -211,34 +213,49 @@ def thresholds(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
     return np.full(idx.size, calibrated_threshold(clean, fpr))
 
 
-def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray) -> np.ndarray:
+def _halves(p: Part, idx: np.ndarray, memo: dict) -> tuple[np.ndarray, ...]:
+    """The resampled rows' halves (in half 0, in half 1) and the rows of the leaked model's
+    held-out problems, once per draw."""
+    if "halves" not in memo:
+        fold = p.fold[idx]
+        memo["halves"] = (fold == 0, fold == 1, ~p.y[idx])
+    return memo["halves"]
+
+
+def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) -> np.ndarray:
     """Per resampled row: the threshold that flags, on the *other* half's null-control rows,
     the share of them ``rule`` flags there."""
     if rule not in p.null or f"null:{name}" not in p.untied:
         raise ValueError(f"no null-control rows for {rule!r} and {name!r}: a null arm needs them")
-    fold, rule_flags, scores = p.fold[idx], p.null[rule][idx], p.untied[f"null:{name}"][idx]
+    halves, scores = _halves(p, idx, memo)[:2], p.untied[f"null:{name}"][idx]
+    if ("null", rule) not in memo:
+        rule_flags = p.null[rule][idx]
+        decided = [rule_flags[~half][~np.isnan(rule_flags[~half])] for half in halves]
+        memo["null", rule] = [float(d.mean()) if d.size else None for d in decided]
     out = np.full(idx.size, np.inf)
-    for k in (0, 1):
-        learn = fold != k
-        decided = rule_flags[learn][~np.isnan(rule_flags[learn])]
-        clean = scores[learn][~np.isnan(scores[learn])]
-        if decided.size and clean.size:
-            out[fold == k] = calibrated_threshold(clean, float(decided.mean()))
+    for half, rate in zip(halves, memo["null", rule], strict=True):
+        clean = scores[~half][~np.isnan(scores[~half])]
+        if rate is not None and clean.size:
+            out[half] = calibrated_threshold(clean, rate)
     return out
 
 
-def _held_out(p: Part, name: str, rule: str, idx: np.ndarray) -> np.ndarray:
+def _held_out(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) -> np.ndarray:
     """Per resampled row: the threshold that flags, on the *other* half's held-out problems
     of the leaked model, the share of them ``rule`` flags there."""
     if rule not in p.flags:
         raise ValueError(f"no flags of {rule!r}: a held-out arm is matched to a rule's flags")
-    fold, unseen = p.fold[idx], ~p.y[idx]
-    rule_flags, scores = p.flags[rule][idx], p.untied[name][idx]
+    first, second, unseen = _halves(p, idx, memo)
+    if ("heldout", rule) not in memo:
+        rule_flags = p.flags[rule][idx]
+        learns = (second & unseen, first & unseen)  # each half learns on the other one
+        memo["heldout", rule] = [(learn, float(rule_flags[learn].mean()) if learn.any() else None)
+                                 for learn in learns]  # fmt: skip
+    scores = p.untied[name][idx]
     out = np.full(idx.size, np.inf)
-    for k in (0, 1):
-        learn = (fold != k) & unseen
-        if learn.any():
-            out[fold == k] = calibrated_threshold(scores[learn], float(rule_flags[learn].mean()))
+    for half, (learn, rate) in zip((first, second), memo["heldout", rule], strict=True):
+        if rate is not None:
+            out[half] = calibrated_threshold(scores[learn], rate)
     return out
 
 
@@ -254,14 +271,15 @@ def _clean_rate(p: Part, rule: str, cal) -> float:
     return float(decided.mean())
 
 
-def flags(p: Part, name: str, mode: str, draw, fpr: float) -> np.ndarray:
-    """One detector's flags on a part's resampled rows (or, at mode ``scores``, its values)."""
+def flags(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np.ndarray:
+    """One detector's flags on a part's resampled rows (or, at mode ``scores``, its values);
+    ``memo``: ``thresholds``' dict for this draw of ``p``."""
     idx, _ = draw
     if mode == "none":
         return p.flags[name][idx]
     if mode == "scores":
         return p.values(name)[idx]
-    return p.untied[name][idx] > thresholds(p, name, mode, draw, fpr)
+    return p.untied[name][idx] > thresholds(p, name, mode, draw, fpr, memo)
 
 
 def realised(p: Part, name: str, mode: str, fpr: float) -> tuple[float, float, float]:
