@@ -1,6 +1,7 @@
 """Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP and
 HumanEval rename variant checked byte for byte, the memorisation test's positive control on
-every vendored CredData candidate. Each returns a small JSON-able result that
+every vendored CredData candidate; and the suite's three longest simulations (the book's
+design, the best of ten, clustered coverage). Each returns a small JSON-able result that
 its test asserts on. With the quick book building beside the suite (``quickbook.py``), that
 process computes those in ``JOBS`` on its own core while the suite's other tests run, and
 the tests read its answers; any other, or a test run alone, computes its check itself
@@ -12,11 +13,18 @@ import ast
 import io
 import warnings
 
-EARLY = ("mbpp_rename_problems", "humaneval_rename_problems")  # before the quick chapters
-LATE = ("vendored_memoriser",)  # after them: the chapters' caches (the Dask test copies the
-# testbed's) are then made by the time the suite's middle reads them
-JOBS = EARLY + LATE  # the quick book's process takes these; mbpp_canonical_failures runs in
-# the tests' own process (the halves about even)
+EARLY = (
+    "mbpp_rename_problems",
+    "humaneval_rename_problems",
+    "books_design",
+    "best_of_ten",
+    "clustered_coverage",
+)  # before the quick chapters
+LATE = ("vendored_memoriser", "mbpp_canonical_failures")  # after them: the chapters' caches
+# (the Dask test copies the testbed's) are then made by the time the suite's middle reads them
+JOBS = EARLY + LATE  # the quick book's process takes these (the two processes' CPU about even:
+# the suite's own tests 165 CPU-seconds and their children 118, the book's 224, when the three
+# simulations and the MBPP check ran in the tests' process)
 
 
 def mbpp_canonical_failures() -> list[int]:
@@ -108,3 +116,24 @@ def vendored_memoriser() -> dict:
 
     with tempfile.TemporaryDirectory() as folder:
         return memoriser_study(load_source("creddata", "records", None, 0, 0, 0), folder)
+
+
+def books_design() -> dict:
+    """``test_pooling.books_design_trials``: equal detectors at the book's design."""
+    from test_pooling import books_design_trials
+
+    return books_design_trials()
+
+
+def best_of_ten() -> dict:
+    """``test_contrasts.best_of_ten_trials``: the best of ten equal detectors."""
+    from test_contrasts import best_of_ten_trials
+
+    return best_of_ten_trials()
+
+
+def clustered_coverage() -> dict:
+    """``test_contrasts.clustered_coverage``: problem-clustered against per-row intervals."""
+    from test_contrasts import clustered_coverage as coverage
+
+    return coverage()
