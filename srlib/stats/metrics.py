@@ -251,10 +251,11 @@ def _draws(n: int, n_boot: int, seed: int) -> np.ndarray:
 def ranking_resampled(y: np.ndarray, s: np.ndarray, idx: np.ndarray) -> dict[str, np.ndarray]:
     """``RANKING``'s metrics on every resample at once, ``fn(y[idx], s[idx])`` bit for bit, from
     how often each row is drawn: rows sorted once and ties grouped, so a resample costs sums,
-    not a sort. Both classes must be in every row of ``idx`` (``_resamples`` keeps those).
-    The AUC's rank sum minus n₁(n₁ + 1)/2 is the Mann-Whitney count U (ties half) exactly, and
-    a TPR is a count of positives over n₁ either way: both are the same integers divided the
-    same way (``tests/test_scoring.py`` checks equality on tied and untied scores)."""
+    not a sort. Both classes must be in every row of ``idx`` (``_resamples`` keeps those) and
+    no score NaN (``metric_table`` leaves those out first). The AUC's rank sum minus
+    n₁(n₁ + 1)/2 is the Mann-Whitney count U (ties half) exactly, and a TPR is a count of
+    positives over n₁ either way: both are the same integers divided the same way
+    (``tests/test_testbed.py`` checks equality on tied, untied and infinite scores)."""
     boots, n = idx.shape
     counts = np.bincount((idx + n * np.arange(boots)[:, None]).ravel(), minlength=boots * n)
     order = np.argsort(s, kind="stable")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
+import uuid
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -88,38 +88,37 @@ def score_replicate(rep: Testbed, own: bool) -> None:
             call()
 
 
-def _opened(opened: dict) -> Testbed:
-    """The testbed a worker opens as the chapter did, once per worker process (opening reads
-    the corpus, variants and splits: seconds a task)."""
-    key = json.dumps(opened, sort_keys=True, default=str)
-    if key not in _OPENED:
+def _opened(opened: dict, call: str) -> Testbed:
+    """The testbed a worker opens as the chapter did, once per worker and ``prepare`` call
+    (opening reads the corpus, variants and splits: seconds a task; a cluster that outlives
+    the call opens it anew for the next one, whose plug-ins or cache may have changed)."""
+    if call not in _OPENED:
         _OPENED.clear()
-        _OPENED[key] = shared(**opened)
-    return _OPENED[key]
+        _OPENED[call] = shared(**opened)
+    return _OPENED[call]
 
 
 _OPENED: dict[str, Testbed] = {}
 
 
-def _seed(opened: dict, seed: int) -> Testbed:
+def _seed(opened: dict, call: str, seed: int) -> Testbed:
     """``seed``'s replicate on a worker (trained there if it is not in the store yet)."""
-    tb = _opened(opened)
-    return dataclasses.replace(replicate(tb, seed), memo={}, failures={})
+    return dataclasses.replace(replicate(_opened(opened, call), seed), memo={}, failures={})
 
 
-def _train(opened: dict, seed: int) -> int:
+def _train(opened: dict, call: str, seed: int) -> int:
     """One seed's models trained on a worker; the number of its scoring steps."""
-    tb = _opened(opened)
-    return len(scoring_steps(_seed(opened, seed), own=seed == tb.config.seed))
+    own = seed == _opened(opened, call).config.seed
+    return len(scoring_steps(_seed(opened, call, seed), own))
 
 
-def _step(opened: dict, seed: int, index: int, *after) -> tuple[int, int]:
+def _step(opened: dict, call: str, seed: int, index: int, *after) -> tuple[int, int]:
     """One model's requests (``scoring_steps``' ``index``-th) of ``seed``, on a worker;
     ``after``: the futures it must follow."""
-    tb = _opened(opened)
-    _, calls = scoring_steps(_seed(opened, seed), own=seed == tb.config.seed)[index]
-    for call in calls:
-        call()
+    own = seed == _opened(opened, call).config.seed
+    _, calls = scoring_steps(_seed(opened, call, seed), own)[index]
+    for call_ in calls:
+        call_()
     return seed, index
 
 
@@ -132,13 +131,13 @@ def prepare(
 ) -> dict[int, Testbed]:
     """Train and score each of ``seeds`` (default: the config's ``replicates``) — in this
     process with ``workers`` = 1, else as tasks (each seed's training, each model's scoring)
-    on a local Dask cluster of ``workers`` single-threaded processes, or on the cluster ``scheduler`` (an address or a
-    ``distributed.Client``; its workers must reach ``tb.cache_dir``) — and return seed →
-    replicate, every table read from the store (the own seed: ``tb`` itself), so the
-    digests list exactly what the reports read. ``tb`` and the replicates are then opened
-    for reading (``Testbed.reading``): a report that asks for anything not made here says
-    what is missing (``NotBuilt``) instead of computing it."""
-    seeds = list(tb.config.replicates if seeds is None else seeds)
+    on a local Dask cluster of ``workers`` single-threaded processes, or on the cluster
+    ``scheduler`` (an address or a ``distributed.Client``; its workers must reach
+    ``tb.cache_dir``) — and return seed → replicate, every table read from the store (the
+    own seed: ``tb`` itself), so the digests list exactly what the reports read. ``tb`` and
+    the replicates are then opened for reading (``Testbed.reading``): a report that asks for
+    anything not made here says what is missing (``NotBuilt``) instead of computing it."""
+    seeds = list(dict.fromkeys(tb.config.replicates if seeds is None else seeds))  # once each
     bar = tqdm(total=len(seeds), desc="seeds trained and scored", disable=not progress)
     work = dataclasses.replace(tb, reading=False, memo={}, failures={})  # tb stays untouched
     _score_shared(work)
@@ -180,10 +179,10 @@ def _on_cluster(tb: Testbed, seeds: list[int], workers: int, scheduler, bar) -> 
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         )
     given = scheduler if hasattr(scheduler, "submit") else None
-    own, opened = tb.config.seed, tb.opened
+    own, opened = tb.config.seed, (tb.opened, uuid.uuid4().hex)  # the call: see ``_opened``
     try:
         with contextlib.nullcontext(given) if given else Client(scheduler or cluster) as client:
-            trains = {client.submit(_train, opened, s, pure=False): s for s in seeds if s != own}
+            trains = {client.submit(_train, *opened, s, pure=False): s for s in seeds if s != own}
             running = as_completed(list(trains))
             left = {s: 0 for s in seeds}  # scoring steps not yet done, per seed
             if own in left:
@@ -203,15 +202,15 @@ def _on_cluster(tb: Testbed, seeds: list[int], workers: int, scheduler, bar) -> 
             cluster.close()
 
 
-def _submit(client, opened: dict, seed: int, count: int, own: bool, left: dict) -> list:
+def _submit(client, opened: tuple, seed: int, count: int, own: bool, left: dict) -> list:
     """The ``count`` scoring steps of ``seed`` as tasks, each model's requests in a serial
     run's order: the base model's first (every checkpoint's table scores the originals on it
     too, and a batch of them alone could pad differently), then the checkpoints side by side,
     and the ``own`` seed's last ("naturalness") after all of them."""
     left[seed] = count
-    base = client.submit(_step, opened, seed, 0, pure=False)
+    base = client.submit(_step, *opened, seed, 0, pure=False)
     middle = [
-        client.submit(_step, opened, seed, i, base, pure=False) for i in range(1, count - own)
+        client.submit(_step, *opened, seed, i, base, pure=False) for i in range(1, count - own)
     ]
-    last = [client.submit(_step, opened, seed, count - 1, *middle, pure=False)] if own else []
+    last = [client.submit(_step, *opened, seed, count - 1, *middle, pure=False)] if own else []
     return [base, *middle, *last]
