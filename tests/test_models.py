@@ -261,6 +261,33 @@ def test_settled_generation_is_a_prefix_with_the_same_first_code_tokens(memorise
     assert sum(len(a) for (a,) in fast) < sum(len(b) for (b,) in full) / 2
 
 
+class Counting:
+    """A scoring double that counts the texts it scores (``batch_size`` as a backend's)."""
+
+    fingerprint = "counting"
+
+    def __init__(self, batch_size: int):
+        self.batch_size, self.scored = batch_size, 0
+
+    def token_logprobs(self, texts):
+        self.scored += len(texts)
+        return [
+            TokenScores([t], np.array([-1.0]), np.array([-2.0]), np.array([0.5])) for t in texts
+        ]
+
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_scores_of_texts_scored_alone_are_shared_across_namespaces(tmp_path, batch_size):
+    """One text per forward pass gives a text the same scores in any request: another
+    namespace reads them; with batches it scores them again (partners move the bits)."""
+    path = tmp_path / "c.sqlite"
+    CachedModel(Counting(batch_size), path, progress=False).token_logprobs(["a", "b"])
+    model = Counting(batch_size)
+    apart = CachedModel(model, path, progress=False, namespace="n=10")
+    assert [s.tokens for s in apart.token_logprobs(["a", "b", "c"])] == [["a"], ["b"], ["c"]]
+    assert model.scored == (1 if batch_size == 1 else 3)
+
+
 def test_settled_code_tokens():
     assert not code_tokens_settled("x = 3.", 3)  # "3." may become "3.5"
     assert not code_tokens_settled("x = 3.5", 3)  # too close to the end

@@ -84,7 +84,10 @@ class CachedModel:
     scores move with the batch a text is scored in (``batch_size`` > 1), a value is the one
     the first request that computed it got; a request that overlaps another's texts in part,
     and may run beside it, takes a ``namespace`` of its own so that neither's numbers depend
-    on which ran first. Generations are keyed by their whole request (``generate``)."""
+    on which ran first. A model that scores each text alone (``batch_size`` 1) gives a text
+    the same scores in any request, so its scores are shared across namespaces (the
+    sensitivity chapter's n = ``n_max`` request re-scored the detection chapter's texts).
+    Generations are keyed by their whole request (``generate``)."""
 
     def __init__(
         self,
@@ -99,6 +102,7 @@ class CachedModel:
         self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
         self.fingerprint = model.fingerprint
         self.namespace = namespace  # values are shared only with wrappers of the same one
+        self.alone = getattr(model, "batch_size", None) == 1  # a text's scores: its own
         self.read_only = read_only  # a value not cached is ``NotBuilt``, never computed
         self.chunk, self.progress = chunk, progress
         self.computed = 0  # items computed (not served from the cache) by this wrapper
@@ -109,6 +113,7 @@ class CachedModel:
             texts,
             ("logprobs/f32",),
             lambda xs: [s.to_dict(compact=True) for s in self.model.token_logprobs(xs)],
+            shared=self.alone,
         )
         return [TokenScores.from_dict(v) for v in values]
 
@@ -121,8 +126,13 @@ class CachedModel:
         key = ("generate", settings.__dict__, digest(sorted(set(prompts))))
         return self._cached(prompts, key, lambda xs: self.model.generate(xs, settings))
 
-    def _cached(self, items: list[str], what: tuple, compute: Callable[[list[str]], list]) -> list:
-        scope = (self.fingerprint, self.namespace) if self.namespace else (self.fingerprint,)
+    def _cached(
+        self, items: list[str], what: tuple, compute: Callable[[list[str]], list], shared=False
+    ) -> list:
+        """``compute`` of the items not cached yet, in this wrapper's namespace (``shared``:
+        in every namespace's)."""
+        apart = self.namespace and not shared
+        scope = (self.fingerprint, self.namespace) if apart else (self.fingerprint,)
         keys = [DiskCache.key(*scope, what, x) for x in items]
         have = self.cache.get_many(keys)
         todo = {k: x for k, x in zip(keys, items, strict=True) if k not in have}
