@@ -229,12 +229,13 @@ def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) ->
         raise ValueError(f"no null-control rows for {rule!r} and {name!r}: a null arm needs them")
     halves, scores = _halves(p, idx, memo)[:2], p.untied[f"null:{name}"][idx]
     if ("null", rule) not in memo:
-        rule_flags = p.null[rule][idx]
-        decided = [rule_flags[~half][~np.isnan(rule_flags[~half])] for half in halves]
+        learnt = [p.null[rule][idx][~half] for half in halves]  # each half learns on the other
+        decided = [f[~np.isnan(f)] for f in learnt]
         memo["null", rule] = [float(d.mean()) if d.size else None for d in decided]
     out = np.full(idx.size, np.inf)
     for half, rate in zip(halves, memo["null", rule], strict=True):
-        clean = scores[~half][~np.isnan(scores[~half])]
+        other = scores[~half]
+        clean = other[~np.isnan(other)]
         if rate is not None and clean.size:
             out[half] = calibrated_threshold(clean, rate)
     return out
