@@ -78,16 +78,21 @@ def test_the_character_ngram_check_sees_small_edits_the_token_rule_is_not_asked_
         assert leaked.tolist() == [True, False]
 
 
-def test_unique_samples_near_an_exact_group_do_not_test():
+def test_a_context_near_an_exact_groups_member_is_near_not_unique():
+    """C_unique is near no other context: a context near a member of an exact group is
+    C_near (by either method, and on Dask), so the unique scenario never tests on it."""
+    from srlib.duplication.dedup.distributed import partition_dask
+
     body = (
         "def handler(request):\n    token = settings.API_TOKEN\n    return client.get(url, token)"
     )
     contexts = [Context(body, "\n# a"), Context(body, "\n# a"), Context(body + " ", "\n# a")]
     contexts += [Context(f"unrelated_{k} = compute_{k}(x_{k}, y_{k})", "") for k in range(3)]
     parts = partition(contexts, method="exhaustive")
-    assert list(parts.part) == ["exact", "exact", "unique", "unique", "unique", "unique"]
-    pool = unique_test_pool(contexts, parts, method="exhaustive")
-    assert 2 not in pool and {3, 4, 5} <= set(pool)
+    assert list(parts.part) == ["exact", "exact", "near", "unique", "unique", "unique"]
+    assert parts.near_cluster[2] >= 0 and parts.dedup.tolist() == [1, 0, 1, 1, 1, 1]
+    assert partition(contexts).equals(parts) and partition_dask(contexts).equals(parts)
+    assert unique_test_pool(parts).tolist() == [3, 4, 5]
 
 
 def test_folds_are_seeded_and_stratified(prepared):

@@ -22,7 +22,7 @@ def test_planted_exact_and_near_copies_are_found(tmp_path):
     assert first.exact and first.exact_in == "lib/a.py" and first.ngram_overlap == 1.0
     assert not second.exact and 0 < second.ngram_overlap < 1
     assert not rest.exact.any() and not rest.near.any()
-    assert (rest.ngram_overlap.fillna(0) == 0).all()  # NaN: a solution shorter than n tokens
+    assert (rest.ngram_overlap < 0.05).all()  # at n = 8, ``) -> bool: """`` is a shared run
 
 
 def test_near_duplicate_function_is_found_without_being_exact(tmp_path):
@@ -92,3 +92,61 @@ def test_the_books_calibration_holds_no_twin_of_an_evaluated_sample():
         [Fingerprint.of(code_tokens(s.solution)) for s in items], min_tokens=10
     )
     assert not [p for p in pairs if min(p) < len(kept) <= max(p)]
+
+
+SPREAD = (
+    "def summarise_scores(records, threshold):\n"
+    "    passing = sorted(records)\n"
+    "    lowest = min(passing)\n"
+    "    highest = max(passing)\n"
+    "    middle = len(passing) // 2\n"
+    "    median_value = passing[middle]\n"
+    "    spread = highest - lowest\n"
+    "    return lowest, highest, median_value, spread\n"
+)
+
+
+def test_the_corpus_rules_see_short_solutions_prompts_and_near_copies_without_a_shared_run():
+    """What a decontaminated corpus must not keep, each case missed by a rule that looked only
+    inside documents sharing a 13-token run of the solution: a short solution copied verbatim
+    (fewer than 13 code tokens), a prompt's signature and docstring with another body, and a
+    near-duplicate function that shares no 13-token run (a ``;`` ends each of its short lines,
+    a trailing comma breaks its signature: the same identifiers, no run in common)."""
+    from srlib.codetext import code_tokens
+    from srlib.duplication.dedup.overlap import _grams, contaminated_documents
+
+    humaneval = {s.id: s for s in load_benchmark("humaneval")}
+    short, prompted = humaneval["HumanEval/23"], humaneval["HumanEval/0"]
+    assert len(code_tokens(short.solution)) < 13
+    spread = program_sample(SPREAD, "", "summarise_scores", id="toy/spread")
+    copy = SPREAD.replace("threshold)", "threshold,)").replace("\n    ", ";\n    ")
+    copy = copy.rstrip("\n") + ";\n"
+    assert not _grams(code_tokens(SPREAD), 13) & _grams(code_tokens(copy), 13)
+    docs = [
+        ("short.py", "import sys\n\n\ndef size(string):\n    return len(string)\n"),
+        ("prompt.py", prompted.prompt + "    return False\n"),
+        ("near.py", "import math\n\n\n" + copy),
+        ("clean.py", "def unrelated(a, b):\n    return sorted(set(a) ^ set(b))\n"),
+    ]
+    found = contaminated_documents([short, prompted, spread], docs).set_index("document")
+    assert sorted(found.index) == ["near.py", "prompt.py", "short.py"]
+    assert found.reason.to_dict() == {"short.py": "exact", "prompt.py": "exact", "near.py": "near"}
+    assert found.samples["near.py"] == ["toy/spread"]
+    assert found.samples["short.py"] == [short.id] and found.samples["prompt.py"] == [prompted.id]
+
+
+def test_the_near_index_finds_what_comparing_every_reference_finds():
+    """The fast path (MinHash LSH candidates, verified) beside the slow reference (every
+    reference compared): the same near duplicates on HumanEval's functions against edited
+    copies of them."""
+    from srlib.duplication.dedup.neardup import Fingerprint, NearIndex
+    from srlib.duplication.dedup.tokens import context_tokens
+
+    codes = [s.code for s in load_benchmark("humaneval")[:60]]
+    refs = [Fingerprint.of(context_tokens(c, "python")) for c in codes]
+    edited = [c.replace("result", "out").replace("numbers", "xs") for c in codes[::2]]
+    items = [Fingerprint.of(context_tokens(c, "python")) for c in edited + codes[1::7]]
+    fast = NearIndex(refs, min_tokens=5).near(items)
+    slow = NearIndex(refs, min_tokens=5, method="exhaustive").near(items)
+    assert fast == slow and sum(map(len, slow)) >= len(items) // 2
+    assert NearIndex(refs, min_tokens=10).near([]) == []

@@ -151,6 +151,10 @@ def locked_rows(rows: list[dict]) -> list[dict]:
 LockPath = str | os.PathLike[str] | None
 
 
+def _corpus_of(record: list[dict]) -> str | None:
+    return next((r["digest"] for r in record if r["what"] == "corpus"), None)
+
+
 def check_locked(rows: list[dict], build: str = "quick", path: LockPath = None) -> list[str]:
     """Where ``rows`` (a build's digests) part from the lock's record of ``build`` on machines
     of the same numerics class (their ``numerics`` row: mode, kernels, vendor), first
@@ -201,7 +205,10 @@ def lock_verdict(rows: list[dict], build: str | None, path: LockPath = None) -> 
 
 def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None) -> Path:
     """Write ``locked_rows(rows)`` into the lock as the record of ``build`` for their numerics
-    class; the lock's path. Refused unless all six rows are there (a partial build)."""
+    class; the lock's path. Refused unless all six rows are there (a partial build). The
+    corpus does not depend on the kernels, so another class's record of ``build`` whose corpus
+    row differs describes a corpus no longer built: it is dropped (to be recorded again on a
+    machine of that class), never left for that class to fail against."""
     from srlib.testbed.sources import read_lock
 
     picked = locked_rows(rows)
@@ -210,7 +217,11 @@ def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None)
         raise InputError(f"a whole build's rows of record are needed; this build has {names}")
     lock = read_lock(path)
     doc = lock["doc"]
-    doc.setdefault("builds", {}).setdefault(build, {})[picked[0]["digest"]] = picked
+    records = doc.setdefault("builds", {}).setdefault(build, {})
+    corpus = next(r["digest"] for r in picked if r["what"] == "corpus")
+    for kind in [k for k, v in records.items() if _corpus_of(v) != corpus]:
+        del records[kind]
+    records[picked[0]["digest"]] = picked
     with atomic_path(lock["path"]) as tmp:
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return lock["path"]

@@ -4,8 +4,8 @@ The documents are the members of the locked source distributions (``testbed.sour
 **code** (``.py`` files) and **natural-language text** (their documentation), in a
 canonical order (sources as the lock lists them, members sorted), exact-deduplicated
 (identical content kept once), cut to ``MAX_DOC_CHARS``, and every document that overlaps a
-benchmark or calibration sample (verbatim, a near-duplicate function, or one shared 13-token
-run: ``duplication.dedup.overlap.contaminated_documents``) is removed, with the reason recorded.
+benchmark or calibration sample by ``duplication.dedup.overlap``'s rules (verbatim, a
+near-duplicate function, or one shared 13-token run) is removed, with the reason recorded.
 The whole corpus is read, so it depends on the lock and the samples only — not on how much a
 run needs — and its digest can be recorded in the lock and checked on every build.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from tqdm import tqdm
 
-from srlib.duplication.dedup.overlap import contaminated_documents
+from srlib.duplication.dedup.overlap import OverlapIndex, contaminated_documents
 from srlib.errors import SrlibError
 from srlib.samples import Sample
 from srlib.store import text_digest
@@ -196,11 +196,12 @@ def build_corpus(
         )
     removed: list[dict] = []
     reports = []
+    index = OverlapIndex(samples)
     for kind in KINDS:
         kept = []
         batches = range(0, len(kinds[kind]), BATCH)
         for start in tqdm(batches, desc=f"decontaminating {kind}", disable=not progress):
-            kept += _clean(kinds[kind][start : start + BATCH], samples, kind, removed)
+            kept += _clean(kinds[kind][start : start + BATCH], index, kind, removed)
         kinds[kind] = kept
         gone = [r for r in removed if r["kind"] == kind]
         reports.append(
@@ -239,11 +240,11 @@ def _source_table(per_source: list[dict], kinds: dict[str, list]) -> pd.DataFram
     return table
 
 
-def _clean(batch, samples, kind, removed) -> list[tuple[str, str]]:
+def _clean(batch, index: OverlapIndex, kind, removed) -> list[tuple[str, str]]:
     """``batch`` without the documents that overlap a sample (recorded in ``removed``)."""
     if not batch:
         return []
-    hits = contaminated_documents(samples, batch, progress=False)
+    hits = contaminated_documents(index, batch, progress=False)
     removed += [{"kind": kind, **row} for row in hits.to_dict("records")]
     bad = set(hits.document)
     return [(name, text) for name, text in batch if name not in bad]

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-import numpy as np
 import pandas as pd
 
 from srlib.duplication.data.contexts import Context
 from srlib.duplication.dedup.neardup import Fingerprint, clusters, is_near
-from srlib.duplication.dedup.partition import exact_groups, fingerprints, labelled
+from srlib.duplication.dedup.partition import exact_groups, fingerprints, labelled, near_pool
 
 
 def _signatures(items, num_perm: int, seed: int, min_tokens: int):
@@ -78,9 +77,9 @@ def partition_dask(
 
     texts = [c.text if isinstance(c, Context) else c for c in contexts]
     exact, codes, representative = exact_groups(texts)
-    rest = np.flatnonzero(~exact)
+    pool = near_pool(exact, representative)
     langs = languages or [""] * len(contexts)
-    items = [(k, contexts[i], langs[i]) for k, i in enumerate(rest)]
+    items = [(k, contexts[i], langs[i]) for k, i in enumerate(pool)]
     lsh = MinHashLSH(threshold=lsh_threshold, num_perm=num_perm)
     sigs = db.from_sequence(items, npartitions=npartitions).map_partitions(
         _signatures, num_perm, seed, min_tokens
@@ -90,16 +89,16 @@ def partition_dask(
         .flatten()
         .groupby(lambda kv: kv[0])
         .map(lambda group: (group[0], [i for _, i in group[1]]))
-        .map(_pairs, len(rest) or 1)
+        .map(_pairs, len(pool) or 1)
         .flatten()
         .distinct()
     )
     fps = sigs.map(lambda s: (s[0], s[1]))
     fp_table = dask.delayed(dict)(fps)
     verified = candidates.repartition(npartitions).map_partitions(
-        _verify, fp_table, t0, t1, len(rest) or 1
+        _verify, fp_table, t0, t1, len(pool) or 1
     )
     found = verified.compute(scheduler=client) if client is not None else verified.compute()
     pairs = {(int(i), int(j)) for i, j in found}
-    labels = clusters(len(rest), pairs)
-    return labelled(exact, codes, representative, rest, pairs, labels)
+    labels = clusters(len(pool), pairs)
+    return labelled(exact, codes, representative, pool, pairs, labels)

@@ -102,6 +102,58 @@ def near_pairs(
     return lsh_pairs(fps, t0, t1, min_tokens, **lsh_options)[0]
 
 
+class NearIndex:
+    """Reference items (fingerprints) that other items are looked up against, by the rule
+    above: MinHash LSH (datasketch) over the references proposes candidates, each verified with
+    the exact Jaccards, as ``lsh_pairs`` does within one set. References with fewer than
+    ``min_tokens`` distinct tokens are left out (short code resembles too much). ``method``
+    "exhaustive" compares every reference instead: the slow reference the tests check the
+    fast path against."""
+
+    def __init__(
+        self,
+        refs: Sequence[Fingerprint],
+        t0: float = 0.8,
+        t1: float = 0.7,
+        min_tokens: int = 1,
+        method: str = "lsh",
+        num_perm: int = 128,
+        lsh_threshold: float = 0.5,
+        seed: int = 1,
+    ):
+        if method not in METHODS:
+            raise ValueError(f"method must be 'lsh' or 'exhaustive', got {method!r}")
+        self.refs, self.t0, self.t1, self.method = list(refs), t0, t1, method
+        self.num_perm, self.seed = num_perm, seed
+        self.ok = [i for i, f in enumerate(self.refs) if len(f.t0) >= min_tokens]
+        self.lsh = None
+        if method == "lsh" and self.ok:
+            from datasketch import MinHashLSH
+
+            self.lsh = MinHashLSH(threshold=lsh_threshold, num_perm=num_perm)
+            for i, h in zip(self.ok, self._hashes([self.refs[i] for i in self.ok]), strict=True):
+                self.lsh.insert(i, h)
+
+    def _hashes(self, fps: Sequence[Fingerprint]) -> list:
+        from datasketch import MinHash
+
+        sets = [[t.encode() for t in f.t0] for f in fps]
+        return MinHash.bulk(sets, num_perm=self.num_perm, seed=self.seed)
+
+    def near(self, items: Sequence[Fingerprint]) -> list[set[int]]:
+        """Per item, the references it is a near duplicate of."""
+        if not self.ok or not items:
+            return [set() for _ in items]
+        if self.method == "exhaustive":
+            candidates = [self.ok for _ in items]
+        else:
+            candidates = [self.lsh.query(h) for h in self._hashes(items)]
+        return [
+            {j for j in cands if is_near(self.refs[j], item, self.t0, self.t1)}
+            for item, cands in zip(items, candidates, strict=True)
+        ]
+
+
 def clusters(n: int, pairs: set[tuple[int, int]]) -> np.ndarray:
     """Connected components of the pair graph: a cluster label per item (union-find)."""
     if not pairs:

@@ -1,12 +1,17 @@
 """Overlap audit: which benchmark samples appear in a code corpus — verbatim, through long
-shared n-grams, or as near duplicates of a corpus function.
+shared n-grams, or as near duplicates of a corpus function. Every document is checked for all
+three (``_matches``):
 
-- **n-gram overlap**: the share of a sample's code-token n-grams (n = 13, as in GPT-3's
-  contamination check) that occur anywhere in the corpus;
-- **exact**: the sample's solution, whitespace-normalised line by line, is a contiguous part
-  of a corpus document (checked only in documents that share an n-gram with it);
+- **n-gram overlap**: the share of a sample's n-token runs (n = 13, as in GPT-3's
+  contamination check; code tokens of the text a model is scored on and of the sample's
+  code, so HumanEval's signature and docstring count) that occur anywhere in the corpus;
+- **exact**: a document holds the sample's solution, or a top-level block of a prompt that is
+  code (HumanEval's signature and docstring), as whole consecutive lines once each line is
+  stripped and blank lines dropped — short solutions included;
 - **near duplicate**: a corpus function (top-level ``def``/``class`` block) passes
-  Allamanis's rule against the sample's solution (MinHash LSH candidates, exact check).
+  Allamanis's rule against a top-level block of the sample's code (``neardup.NearIndex``:
+  MinHash LSH candidates, each verified exactly); blocks with fewer than ``min_tokens``
+  distinct identifiers and literals are never called near duplicates.
 
 The corpus is any iterable of ``(name, text)``: the local one (this machine's Python sources)
 by default, JSONL or parquet shards, or a Dask bag when ``client`` is given.
@@ -22,7 +27,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from srlib.codetext import code_tokens
-from srlib.duplication.dedup.neardup import Fingerprint, is_near
+from srlib.duplication.dedup.neardup import Fingerprint, NearIndex
 from srlib.duplication.dedup.tokens import context_tokens
 from srlib.errors import InputError
 from srlib.jsonl import iter_jsonl
@@ -60,7 +65,12 @@ def shard_corpus(paths: Sequence[str | Path], field: str = "content") -> Iterato
 
 
 def _normalise(text: str) -> str:
-    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+    return "\n".join(_lines(text))
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    """The non-blank lines of ``text``, each stripped: what "verbatim" compares."""
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _grams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
@@ -72,48 +82,73 @@ def _blocks(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:], strict=False)]
 
 
-class _Index:
-    """What a corpus scan looks for: every sample's n-grams and solution fingerprint."""
+def _pieces(sample: Sample) -> list[tuple[str, ...]]:
+    """What a document must not hold verbatim: the solution, and each top-level block of a
+    prompt that is code (HumanEval's signature and docstring, its helper functions)."""
+    blocks = _blocks(sample.prompt) if sample.format == "completion" else []
+    return [p for p in (_lines(sample.solution), *map(_lines, blocks)) if p]
 
-    def __init__(self, samples: Sequence[Sample], n: int, t0: float, t1: float):
-        self.n, self.t0, self.t1 = n, t0, t1
-        self.grams = [_grams(code_tokens(s.solution), n) for s in samples]
+
+def _functions(sample: Sample) -> list[str]:
+    """The sample's code a corpus function may nearly duplicate: each top-level block of its
+    code (prompt included when the solution completes it), or the whole code if it has none."""
+    return _blocks(sample.code) or [sample.code]
+
+
+class OverlapIndex:
+    """What a corpus scan looks for, per sample: the n-token runs of its scored text and code
+    (HumanEval's signature and docstring included), the pieces it must not find verbatim
+    (``_pieces``), and its functions' fingerprints (a ``NearIndex``)."""
+
+    def __init__(
+        self, samples: Sequence[Sample], n: int = 13, t0: float = 0.8, t1: float = 0.7,
+        min_tokens: int = 10,
+    ):  # fmt: skip
+        self.n, self.ids = n, [s.id for s in samples]
+        self.grams = [
+            _grams(code_tokens(s.text), n) | _grams(code_tokens(s.code), n) for s in samples
+        ]
         self.owner: dict[tuple[str, ...], list[int]] = {}
         for k, grams in enumerate(self.grams):
             for g in grams:
                 self.owner.setdefault(g, []).append(k)
-        self.norm = [_normalise(s.solution) for s in samples]
-        self.fps = [Fingerprint.of(context_tokens(s.solution, "python")) for s in samples]
+        self.starts: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        for k, s in enumerate(samples):
+            for piece in _pieces(s):
+                self.starts.setdefault(piece[0], []).append((k, piece))
+        functions = [(k, f) for k, s in enumerate(samples) for f in _functions(s)]
+        self.function_owner = [k for k, _ in functions]
+        fps = [Fingerprint.of(context_tokens(f, "python")) for _, f in functions]
+        self.near_index = NearIndex(fps, t0, t1, min_tokens)
 
 
-def _matches(text: str, index: _Index, min_tokens: int) -> tuple[dict[int, set], set, set]:
+def _matches(text: str, index: OverlapIndex) -> tuple[dict[int, set], set, set]:
     """One document against the index: per sample the n-grams it shares, and the samples it
-    holds verbatim or as a near-duplicate function."""
+    holds verbatim (a piece's lines, whole and consecutive) or as a near-duplicate function.
+    Every document is checked for all three, whether or not it shares an n-gram."""
     shared: dict[int, set] = {}
     for g in _grams(code_tokens(text), index.n):
         for k in index.owner.get(g, ()):
             shared.setdefault(k, set()).add(g)
-    if not shared:
-        return shared, set(), set()
-    norm = _normalise(text)
-    blocks = [Fingerprint.of(context_tokens(b, "python")) for b in _blocks(text)]
-    exact = {k for k in shared if index.norm[k] and index.norm[k] in norm}
-    near = {
+    lines = _lines(text)
+    exact = {
         k
-        for k in shared
-        if len(index.fps[k].t0) >= min_tokens
-        and any(is_near(index.fps[k], b, index.t0, index.t1) for b in blocks)
+        for i, line in enumerate(lines)
+        for k, piece in index.starts.get(line, ())
+        if lines[i : i + len(piece)] == piece
     }
+    blocks = [Fingerprint.of(context_tokens(b, "python")) for b in _blocks(text)]
+    near = {index.function_owner[j] for hits in index.near_index.near(blocks) for j in hits}
     return shared, exact, near
 
 
-def _scan(documents: Iterable[tuple[str, str]], index: _Index, min_tokens: int = 10) -> dict:
+def _scan(documents: Iterable[tuple[str, str]], index: OverlapIndex) -> dict:
     """Per sample: n-grams found, exact matches and near-duplicate matches in ``documents``."""
     found: dict[int, set] = {}
     exact: dict[int, str] = {}
     near: dict[int, str] = {}
     for name, text in documents:
-        shared, verbatim, similar = _matches(text, index, min_tokens)
+        shared, verbatim, similar = _matches(text, index)
         for k, grams in shared.items():
             found.setdefault(k, set()).update(grams)
         for k in verbatim:
@@ -124,7 +159,7 @@ def _scan(documents: Iterable[tuple[str, str]], index: _Index, min_tokens: int =
 
 
 def contaminated_documents(
-    samples: Sequence[Sample],
+    samples: Sequence[Sample] | OverlapIndex,
     documents: Iterable[tuple[str, str]],
     n: int = 13,
     t0: float = 0.8,
@@ -133,20 +168,25 @@ def contaminated_documents(
     progress: bool = False,
 ) -> pd.DataFrame:
     """One row per document that overlaps any sample: ``document``, ``reason`` (the
-    strongest of ``exact``, ``near``, ``ngram``: it holds a solution verbatim, a
-    near-duplicate function, or shares an n-token run), the ``samples`` it overlaps and the
-    number of ``shared_ngrams`` — what a decontaminated training corpus leaves out."""
-    index = _Index(samples, n, t0, t1)
+    strongest of ``exact``, ``near``, ``ngram``: it holds a piece of a sample verbatim, a
+    near-duplicate function, or shares an n-token run — ``_matches`` says what each is), the
+    ``samples`` it overlaps and the number of ``shared_ngrams``: what a decontaminated
+    training corpus leaves out. ``samples`` may be an ``OverlapIndex`` built once for many
+    calls."""
+    index = samples if isinstance(samples, OverlapIndex) else OverlapIndex(
+        samples, n, t0, t1, min_tokens
+    )  # fmt: skip
+    ids = index.ids
     rows = []
     for name, text in tqdm(documents, desc="decontaminate", disable=not progress):
-        shared, exact, near = _matches(text, index, min_tokens)
-        if shared:
+        shared, exact, near = _matches(text, index)
+        if shared or exact or near:
             reason = "exact" if exact else "near" if near else "ngram"
             rows.append(
                 {
                     "document": name,
                     "reason": reason,
-                    "samples": sorted({samples[k].id for k in shared}),
+                    "samples": sorted({ids[k] for k in (*shared, *exact, *near)}),
                     "shared_ngrams": sum(len(g) for g in shared.values()),
                 }
             )
@@ -177,20 +217,17 @@ def overlap_audit(
 ) -> pd.DataFrame:
     """One row per sample: ``ngram_overlap`` (share of its n-grams in the corpus), ``exact``
     and ``near`` (bool) with the first matching document's name (``exact_in``,
-    ``near_in``). Only candidate documents sharing an n-gram are checked for exact and near
-    matches, so a near duplicate with no n-token run in common is not reported; solutions
-    with fewer than ``min_tokens`` distinct identifiers and literals are never called near
-    duplicates (short code resembles too much)."""
-    index = _Index(samples, n, t0, t1)
+    ``near_in``), by the module's three rules."""
+    index = OverlapIndex(samples, n, t0, t1, min_tokens)
     documents = local_corpus() if documents is None else documents
     if client is None:
         docs = tqdm(documents, desc="corpus documents", disable=not progress)
-        result = _scan(docs, index, min_tokens)
+        result = _scan(docs, index)
     else:
         import dask.bag as db
 
         bag = db.from_sequence(list(documents), npartitions=npartitions)
-        parts = bag.map_partitions(lambda docs: [_scan(docs, index, min_tokens)])
+        parts = bag.map_partitions(lambda docs: [_scan(docs, index)])
         result = _merge(parts.compute(scheduler=client))
     rows = []
     for k, s in enumerate(samples):

@@ -1,9 +1,11 @@
 """The exact / near-duplicate / unique partition of a set of contexts (§II-B of the study):
 
-- ``C_exact``: contexts identical to at least one other; ``R_exact``: one per exact group
-  (its first occurrence);
-- among the other contexts (``C_¬exact``), ``C_near``: those in a near-duplicate pair;
-- ``C_unique``: the rest; ``C_dedup = C_unique ∪ C_near ∪ R_exact``.
+- ``C_exact``: contexts identical to at least one other (the same string, character for
+  character: nothing is normalised); ``R_exact``: one per exact group (its first occurrence);
+- among the other contexts (``C_¬exact``), ``C_near``: those in a near-duplicate pair with
+  another context — another of ``C_¬exact`` or a member of an exact group (its
+  representative stands for the group: identical strings have one fingerprint);
+- ``C_unique``: the rest, near no other context; ``C_dedup = C_unique ∪ C_near ∪ R_exact``.
 """
 
 from __future__ import annotations
@@ -55,11 +57,17 @@ def partition(
         raise ValueError(f"method must be 'lsh' or 'exhaustive', got {method!r}")
     texts = [c.text if isinstance(c, Context) else c for c in contexts]
     exact, codes, representative = exact_groups(texts)
-    rest = np.flatnonzero(~exact)
-    langs = [languages[i] for i in rest] if languages else None
-    fps = fingerprints([contexts[i] for i in rest], langs, progress)
+    pool = near_pool(exact, representative)
+    langs = [languages[i] for i in pool] if languages else None
+    fps = fingerprints([contexts[i] for i in pool], langs, progress)
     pairs = near_pairs(fps, t0, t1, min_tokens, method, **lsh_options)
-    return labelled(exact, codes, representative, rest, pairs, clusters(len(rest), pairs))
+    return labelled(exact, codes, representative, pool, pairs, clusters(len(pool), pairs))
+
+
+def near_pool(exact: np.ndarray, representative: np.ndarray) -> np.ndarray:
+    """The contexts near pairs are looked for among: every context outside the exact groups
+    and each group's representative (in index order)."""
+    return np.flatnonzero(~exact | representative)
 
 
 def exact_groups(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -72,14 +80,17 @@ def exact_groups(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return exact, codes, exact & first
 
 
-def labelled(exact, codes, representative, rest, pairs, labels) -> pd.DataFrame:
-    """The partition table from the exact stage and the near-duplicate pairs among ``rest``."""
+def labelled(exact, codes, representative, pool, pairs, labels) -> pd.DataFrame:
+    """The partition table from the exact stage and the near-duplicate pairs among ``pool``
+    (``near_pool``; ``pairs`` index into it): a context outside the exact groups in any pair is
+    near, whether its partner is another such context or an exact group's representative."""
     n = len(exact)
-    in_pair = np.zeros(len(rest), dtype=bool)
+    in_pair = np.zeros(len(pool), dtype=bool)
     for i, j in pairs:
         in_pair[i] = in_pair[j] = True
+    in_pair &= ~exact[pool]
     near_cluster = np.full(n, -1)
-    near_cluster[rest[in_pair]] = labels[in_pair]
+    near_cluster[pool[in_pair]] = labels[in_pair]
     part = np.where(exact, "exact", np.where(near_cluster >= 0, "near", "unique"))
     return pd.DataFrame(
         {

@@ -103,18 +103,10 @@ def char_duplicated_in_train(
     return leaked
 
 
-def unique_test_pool(
-    contexts: Sequence[Context],
-    parts: pd.DataFrame,
-    languages: Sequence[str] | None = None,
-    method: str = "lsh",
-) -> np.ndarray:
-    """Indices of ``C_unique`` samples with no near duplicate among the exact groups'
-    representatives: the samples the unique scenario may test on."""
-    unique = np.flatnonzero(parts.part.to_numpy() == "unique")
-    reps = np.flatnonzero(parts.representative.to_numpy())
-    _, near = duplicated_in_train(contexts, unique, reps, languages, method)
-    return unique[~near]
+def unique_test_pool(parts: pd.DataFrame) -> np.ndarray:
+    """Indices of ``C_unique``: the samples the unique scenario may test on (the partition
+    already calls near any context near an exact group's member, so none is left to drop)."""
+    return np.flatnonzero(parts.part.to_numpy() == "unique")
 
 
 def make_folds(
@@ -181,7 +173,7 @@ def _plan(scenario, n, parts, contexts, languages, method) -> tuple[np.ndarray, 
         return np.arange(n), np.zeros(0, int)
     if scenario == "near-duplicate":
         return np.flatnonzero(parts.dedup.to_numpy()), np.zeros(0, int)
-    pool = unique_test_pool(contexts, parts, languages, method)
+    pool = unique_test_pool(parts)
     return pool, np.setdiff1d(np.arange(n), pool)
 
 
