@@ -2,7 +2,7 @@
 
 Everything the user can fix (a file, a name, a folder, a server) raises a subclass of
 ``SrlibError`` whose message names the input; anything else is a bug and keeps its
-traceback. ``OSError``s from opening files are reported the same way by the CLI.
+traceback. An ``OSError`` from opening files is reported the same way by the CLI.
 """
 
 from __future__ import annotations

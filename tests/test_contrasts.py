@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from srlib.detection.contrasts import Arm, Contrast, contrast_table
-from srlib.detection.declared import preregistered
+from srlib.detection.declared import declared_contrasts
 from srlib.detection.registry import names
 
 TEN = [n for n in names(threshold_free=True) if n != "flag everything"]
@@ -106,7 +106,7 @@ def test_an_arm_refuses_a_mode_its_detector_cannot_run():
         Contrast("x", Arm(("SR gray",), "scores"), Arm(("PPL",), "calibrated"))
     with pytest.raises(KeyError, match="unknown detector"):
         Arm(("SR grey",))
-    declared = preregistered()
+    declared = declared_contrasts()
     for role, mode in (("discrimination", "heldout"), ("transport", "null")):
         family = [c for c in declared if c.role == role]
         assert {c.a.detectors for c in family} == {("SR gray",), ("SR black",)}
@@ -191,7 +191,7 @@ def test_each_family_is_holm_controlled():
         {"SR gray": rng.random(300) < 0.3},
         {b: rng.random(300) for b in scores},
     )
-    family = [c for c in preregistered(black=()) if c.role in ("discrimination", "transport")]
+    family = [c for c in declared_contrasts(black=()) if c.role in ("discrimination", "transport")]
     table = contrast_table({"seed 0": (long, cal, null)}, family, n_boot=300)
     assert table.p_holm.ge(table.p).all() and table.p_holm.max() <= 1
     for role in ("discrimination", "transport"):  # each family adjusted on its own

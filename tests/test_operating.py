@@ -10,7 +10,7 @@ import pytest
 from synthetic import equal_family
 
 from srlib.detection.contrasts import Arm, Contrast, contrast_parts, contrast_table
-from srlib.detection.declared import preregistered
+from srlib.detection.declared import declared_contrasts
 from srlib.detection.operating import part, realised, thresholds
 from srlib.stats.metrics import count_metric, counts_metrics
 from srlib.stats.significance import detectable, equivalence_p
@@ -98,7 +98,7 @@ def test_a_calibration_shift_favours_sr_at_the_old_point_and_not_at_the_null_poi
     assert found.loc["old", "b_null_rate"] < found.loc["old", "a_null_rate"] - 0.05
 
 
-TRANSPORT = [c for c in preregistered() if c.role == "transport"]
+TRANSPORT = [c for c in declared_contrasts() if c.role == "transport"]
 
 
 def test_realised_rates_and_the_verdict_vocabulary():

@@ -14,7 +14,7 @@ from synthetic import equal_family
 
 from srlib.detection.arms import Arm, Contrast
 from srlib.detection.contrasts import contrast_parts
-from srlib.detection.declared import preregistered
+from srlib.detection.declared import declared_contrasts
 from srlib.detection.operating import from_arrays
 from srlib.stats.pooling import pool, problem_variance, seeds_needed
 
@@ -82,7 +82,7 @@ def books_design_trials(trials: int = 200) -> dict:
     runs it beside the suite): the median per-seed spread, the share of intervals that hold
     zero and the trials with a family-wise "better" or "worse"."""
     rng = np.random.default_rng(54)
-    family = [c for c in preregistered() if c.role == "discrimination"]
+    family = [c for c in declared_contrasts() if c.role == "discrimination"]
     covered, wrong, spread = [], 0, []
     for t in range(trials):
         parts = equal_family(rng, SEEDS, PROBLEMS, model_sd=0.38)

@@ -4,8 +4,8 @@
 shrink it, and (``after``) the earlier chapters whose results it reads. Executed copies go to
 ``book/_executed/`` (git-ignored) and carry a stamp of what produced them, so an interrupted
 ``make book`` re-executes only what is missing or stale. With ``jobs`` > 1 independent
-chapters execute side by side (one kernel each, each kernel's thread pools sized to its share
-of the cores); a chapter starts after those it names.
+chapters execute side by side (one kernel each, every kernel's thread pools the same size
+whatever ``jobs`` is: ``_kernel_threads``); a chapter starts after those it names.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ every seed alike (the covariance between seeds' differences over problem resampl
 held fixed), S² the spread of the K per-seed differences; p-values, equivalence and the
 paper's one-sided tests from the same t. A contrast with selection ("best of A − best of B" =
 max_i min_j (A_i − B_j)) gets simultaneous bounds instead, on all seeds' rows: every pairwise
-difference D_ij widened by the 97.5% quantile of the largest deviation max_ij |D*_ij − D_ij|
+difference D_ij widened by the 97.5% quantile of the largest deviation ``max_ij |D*_ij − D_ij|``
 in that direction over a two-stage bootstrap (seeds, then problems; spread widened by
 √(K/(K − 1))), the bounds through the same max-min. Each group (each seed alone, the pool,
 each named sub-pool) draws from a random stream of its own.

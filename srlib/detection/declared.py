@@ -71,7 +71,7 @@ HISTORY = (
 had been read."""
 
 
-def preregistered(
+def declared_contrasts(
     gray: Sequence[str] = ("PPL", "Min-K%", "Min-K%++", "Zlib"),
     black: Sequence[str] = ("NGO", "n-gram acc"),
 ) -> list[Contrast]:

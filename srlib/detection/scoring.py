@@ -90,7 +90,7 @@ GRAY_SCORERS: dict[str, Callable[..., Score]] = {
 
 def ngram_overlap(generated: str, reference: str, n: int = 3) -> Score:
     """N-gram overlap (NGO) of a generated suffix with the true suffix, on code tokens:
-    raw = |multiset n-grams(generated) ∩ n-grams(reference)| / |n-grams(reference)| (n
+    ``raw = |multiset n-grams(generated) ∩ n-grams(reference)| / |n-grams(reference)|`` (n
     shrinks to the reference's length when it is shorter; an empty reference scores 0).
     Oriented in log units like the gray-box scores: log((hits + 1) / (n-grams + 1)), finite
     at zero overlap and 0 at a perfect one."""

@@ -39,7 +39,9 @@ def model_folder(path: str) -> Path:
 def fingerprint(folder: Path, **settings: object) -> str:
     """Identity of a model for the score cache: the full content of every file in its folder
     (weights, config, tokenizer; each hashed once and remembered by size and mtime) and every
-    setting that changes a score. The folder's name plays no part."""
+    setting that changes a score. The key starts with the folder's name, for a reader of the
+    cache: the same weights under another folder name are scored again (a miss, never a
+    wrong score)."""
     files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
     files = [f for f in files if f.name != MANIFEST]  # the store's note, not the model
     if not files:

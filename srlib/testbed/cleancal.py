@@ -18,7 +18,7 @@ import pandas as pd
 
 from srlib.detection import registry
 from srlib.detection.contrasts import contrast_table
-from srlib.detection.declared import preregistered
+from srlib.detection.declared import declared_contrasts
 from srlib.testbed import experiment as ex
 from srlib.testbed.experiment import planted_on
 from srlib.testbed.report import flag_rate, stage_detectors
@@ -64,7 +64,7 @@ def clean_shift(tb: Testbed, models: Mapping[str, Path]) -> pd.DataFrame:
     the judged model's own split, which a planted model's audit does not use.)"""
     contrasts = [
         replace(c, name=c.name.split(" (")[0], role="deployable")
-        for c in preregistered(black=())
+        for c in declared_contrasts(black=())
         if c.b.threshold == "matched"
     ]
     parts = clean_shift_parts(tb, models)

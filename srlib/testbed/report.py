@@ -9,7 +9,7 @@ from scipy import stats
 from srlib.detection.compare import common_decided, deployable, evaluate_detectors, long_table
 from srlib.detection.contrasts import COLUMNS, contrast_table
 from srlib.detection.decide import calibrated_threshold, threshold_decide
-from srlib.detection.declared import CHOSEN_ON, preregistered
+from srlib.detection.declared import CHOSEN_ON, declared_contrasts
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import CONFIRMATORY, POOLED, WITHOUT_TUNING
@@ -215,7 +215,7 @@ def claim_parts(reps: dict[int, Testbed]) -> dict[str, tuple[pd.DataFrame, ...]]
 
 
 def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
-    """The declared contrasts (``declared.preregistered``; ``declared.HISTORY`` says when each
+    """The declared contrasts (``declared.declared_contrasts``; ``declared.HISTORY`` says when each
     was fixed) on every replicate, pooled, pooled without the seed the settings were tuned on
     and pooled over the seeds no family was chosen on (``declared.CHOSEN_ON``; all of them
     makes the pool itself confirmatory): each difference with its paired interval (problems
@@ -232,7 +232,7 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
         WITHOUT_TUNING: [f"seed {s}" for s in reps if s != config.seed],
         CONFIRMATORY: [f"seed {s}" for s in reps if s not in CHOSEN_ON],
     }
-    given = list(preregistered() if contrasts is None else contrasts)
+    given = list(declared_contrasts() if contrasts is None else contrasts)
     if contrasts is None and first.plugins:
         given += plugin_contrasts(first.plugins)
     owner = {n: p.entry.name for p in first.plugins for n in p.names}

@@ -1,5 +1,5 @@
 """Secret-detection data: SecretBench's published schema (gated; for users who have it) and a
-generic format of (file text, secret span, label) records, both to ``SecretRecord``s.
+generic format of (file text, secret span, label) records, both to ``SecretRecord`` objects.
 
 SecretBench (Basak et al., MSR 2023) ships one CSV row per candidate secret with the file's
 location, not its text. ``load_secretbench(csv, files_root)`` reads the text from

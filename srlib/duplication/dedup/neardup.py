@@ -31,7 +31,7 @@ class Fingerprint:
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:
-    """|A ∩ B| / |A ∪ B| (1.0 for two empty sets)."""
+    """``|A ∩ B| / |A ∪ B|`` (1.0 for two empty sets)."""
     union = len(a | b)
     return len(a & b) / union if union else 1.0
 

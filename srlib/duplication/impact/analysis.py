@@ -93,7 +93,7 @@ def analyse(
     level: str = "repository",
 ) -> Analysis:
     """The tables of the run in ``run_dir`` (``study.run_study``'s folder) on ``prepared``'s
-    candidates, intervals resampling at ``level`` (``clusters.LEVELS``)."""
+    candidates, intervals resampling at ``level`` (``stats.resample.LEVELS``)."""
     predictions = fold_predictions(run_dir)
     labels = prepared.data.labels
 
