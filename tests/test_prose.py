@@ -1,6 +1,10 @@
-"""A chapter's prose types no measured number or setting: numbers come from the configuration
-or the results, glued or printed by a cell. Allowed: what a citation reports (in its
-sentence), the two statistical conventions the book states in words, and numbers inside
+"""The prose types no measured number or setting — in digits or in words ("three seeds"):
+numbers come from the configuration or the results, glued or printed by a cell, and a page
+that cannot render them links to the docstring or the table that holds them. Checked: every
+chapter's markdown, the sentences its code cells print, the book's own pages, the README and
+``docs/``. Allowed: what a citation reports (in its sentence), the statistical conventions
+the book states in words, a dated record (a sentence naming the commit it was measured on),
+counts that are the design itself (``STRUCTURE``, each with its reason), and numbers inside
 code, math, roles and directive options (names and formulas, not claims)."""
 
 from __future__ import annotations
@@ -46,14 +50,39 @@ NOT_PROSE = [
     re.compile(r"\]\([^)]*\)"),  # link targets
     re.compile(r"^:[\w-]+:.*$", re.M),  # directive options
 ]
-NAMES = re.compile(r"\b(F1|SHA-256|all-MiniLM\S*|Qwen[\w.-]*)")
+NAMES = re.compile(r"\b(F1|SHA-256|all-MiniLM\S*|Qwen[\w.-]*|AVX-?512|AVX2|2-core|x86-64)")
 ALLOWED = re.compile(r"95% (interval|confidence)|\[95% interval\]|bootstrap 95%|80% power")
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?%?")
 
 
+WORD = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+    r"fifty|hundred|thousand|dozen|twice|thrice)\b",
+    re.I,
+)
+STRUCTURE = re.compile(
+    "|".join(
+        [
+            r"two (?:questions|studies|parts|commands|families)\b",  # the book's design
+            r"two(?:-| )sided|two halves|two folds",  # a test's sides; cross-fitting's halves
+            r"(?:the|these|two) two (?:runs|builds|machines|tables)|two builds|two machines",
+            r"two (?:things|contexts|detectors|have|side by side|no longer|flag)",  # a pair
+            r"two(?=[,:])|twice(?=[,:])|(?:registers|joins the registry) twice",
+            r"three (?:transformations|kinds)|all three",  # τf, τv and τt: the paper's design
+            r"three (?:asserts|lines)",  # MBPP's records; the plug-in example as printed
+            r"twice in one",  # an exact copy: the same context met a second time
+            r"two layers are|two rooms|three controls|three references|two no-training",
+        ]
+    ),
+    re.I,
+)
+COMMIT = re.compile(r"`[0-9a-f]{7,40}`")  # a dated record: measured on this commit
+
+
 def typed_numbers(markdown: str) -> list[tuple[str, str]]:
-    """(number, sentence) for each number typed in a markdown cell's prose (exercises, which
-    ask, are not claims); a sentence that cites (``{cite:…}``) may report the cited work's."""
+    """(number, sentence) for each number typed in prose, in digits or in words (exercises,
+    which ask, are not claims); a sentence that cites (``{cite:…}``) may report the cited
+    work's, and one that names a commit records what was measured on it."""
     text = _prose(markdown)
     for pattern in CODE:
         text = pattern.sub(" ", text)
@@ -64,8 +93,9 @@ def typed_numbers(markdown: str) -> list[tuple[str, str]]:
         bare = sentence
         for pattern in NOT_PROSE:
             bare = pattern.sub(" ", bare)
-        bare = ALLOWED.sub(" ", NAMES.sub(" ", bare))
-        found += [(m.group(0), " ".join(sentence.split())) for m in NUMBER.finditer(bare)]
+        bare = ALLOWED.sub(" ", NAMES.sub(" ", STRUCTURE.sub(" ", bare)))
+        said = " ".join(sentence.split())
+        found += [(m.group(0), said) for m in (*NUMBER.finditer(bare), *WORD.finditer(bare))]
     return found
 
 
@@ -80,6 +110,74 @@ def test_no_markdown_cell_types_a_measured_number_or_a_setting(notebook):
     assert not typed, "typed in prose (render it from the config or the results):\n" + "\n".join(
         f"{n!r} in: {s[:160]}" for n, s in typed
     )
+
+
+GENERATED = {"appendix.md", "headline.md"}  # srlib.book.appendix writes them from the results
+JOURNAL = {"measured-builds.md"}  # a dated log: every entry names the commit it measured
+PAGES = [
+    *(p for p in sorted((ROOT / "book").glob("*.md")) if p.name not in GENERATED),
+    ROOT / "README.md",
+    *(p for p in sorted((ROOT / "docs").rglob("*.md")) if p.name not in JOURNAL),
+]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_types_a_measured_number_or_a_setting(page):
+    typed = [(n, s) for n, s in typed_numbers(page.read_text()) if not COMMIT.search(s)]
+    assert not typed, "typed in prose (link to the docstring or table that holds it):\n" + (
+        "\n".join(f"{n!r} in: {s[:160]}" for n, s in typed)
+    )
+
+
+def printed_strings(source: str) -> list[str]:
+    """The literal text of every string a code cell prints or glues (an f-string's
+    replacement fields are computed, so only its literal parts), one string per call."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell magic: no Python to read
+        return []
+    out = []
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        name = getattr(func, "id", getattr(func, "attr", ""))
+        if name in ("print", "glue", "glue_answer", "Markdown"):
+            out += [
+                "".join(
+                    part.value
+                    for part in ast.walk(arg)
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                )
+                for arg in node.args
+            ]
+    return out
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_code_cell_prints_a_typed_number_or_a_setting(notebook):
+    typed = [
+        found
+        for cell in nbformat.read(notebook, as_version=4).cells
+        if cell.cell_type == "code"
+        for text in printed_strings(cell.source)
+        for found in typed_numbers(text)
+    ]
+    assert not typed, "printed as typed (format it from the config or the results):\n" + (
+        "\n".join(f"{n!r} in: {s[:160]}" for n, s in typed)
+    )
+
+
+def test_the_check_finds_numbers_in_words_and_in_printed_sentences():
+    assert [n for n, _ in typed_numbers("The book trains three seeds on two cores.")] == [
+        "three",
+        "two",
+    ]
+    assert typed_numbers("It asks two questions; a two-sided test, on two halves.") == []
+    said = printed_strings('print(f"{k} seeds of 12 problems", sep="")\nx = "7 cores"')
+    assert said == [" seeds of 12 problems"] and typed_numbers(said[0])[0][0] == "12"
+    dated = "It took 53 min on `39652fe`."
+    assert [n for n, s in typed_numbers(dated) if not COMMIT.search(s)] == []
 
 
 def test_the_check_finds_a_typed_number_and_passes_names_code_and_citations():
