@@ -1,10 +1,10 @@
 """Per-text leakage scores from token log-probs (gray-box) or generations (black-box).
 
 Every scorer returns a ``Score``: the raw value (perplexity, overlap, ...) and a score
-oriented so that **higher means more likely leaked**. Conventions (see REFERENCES.md): the
-first token of a text is not predicted; Min-K% takes the mean of the lowest ``ceil(k·T)``
-values; black-box scores work on *code tokens* (identifiers, numbers, single symbols; no
-whitespace), so they are comparable across tokenizers and backends.
+oriented so that **higher means more likely leaked**. Conventions (each scorer's docstring
+cites its paper): the first token of a text is not predicted; Min-K% takes the mean of the
+lowest ``ceil(k·T)`` values; black-box scores work on *code tokens* (identifiers, numbers,
+single symbols; no whitespace), so they are comparable across tokenizers and backends.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class Stage:
 
     @property
     def label(self) -> str:
-        """``run@epoch`` for tables and figures."""
+        """``<run> e<epoch>`` for tables and figures."""
         return f"{self.run} e{self.epoch}"
 
 

@@ -6,10 +6,9 @@ model. The study's three (§III-D):
 - **near-duplicate**: only ``C_dedup`` (unique ∪ near ∪ exact representatives): exact copies
   are gone, near duplicates may still straddle train and test;
 - **unique**: test folds only from ``C_unique``; training on ``C_exact ∪ C_near`` plus the
-  unique samples outside the test fold. The partition looks for near pairs only outside
-  ``C_exact``, so unique samples that are near an exact group's representative are kept out
-  of the test pool (they train), and ``duplicated_in_train`` checks that no test context has
-  an exact or near duplicate in its training fold.
+  unique samples outside the test fold. A context near an exact group's member is already
+  ``C_near`` (``dedup.partition``), and ``duplicated_in_train`` checks that no test context
+  has an exact or near duplicate in its training fold.
 
 And two grouped by where a candidate lives (stratified group k-fold), the condition a
 detector meets in use:
