@@ -196,3 +196,34 @@ def test_the_testbeds_reading_room_never_imports_the_making_room():
     assert not any(wrong.values()), {m: sorted(v) for m, v in wrong.items() if v}
     upward = {m: reach[m] & TESTBED_ROOMS["reading"] for m in making | TESTBED_ROOMS["shared"]}
     assert not any(upward.values()), {m: sorted(v) for m, v in upward.items() if v}
+
+
+def test_every_module_is_in_the_api_reference_and_every_page_in_the_book():
+    """The API reference (``book/api/``) renders each module's docstrings with autodoc: every
+    srlib module is on one of its pages exactly once, and every page is in ``_toc.yml`` (the
+    book's ``-W -n`` build then fails on a docstring Sphinx cannot read or a reference into
+    srlib that does not resolve)."""
+    import re
+
+    import yaml
+
+    modules = sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for p in SRLIB.rglob("*.py")
+        if p.name != "__main__.py"
+    )
+    pages = sorted((ROOT / "book" / "api").glob("*.md"))
+    rendered = [
+        m
+        for page in pages
+        for m in re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(), re.M)
+    ]
+    assert sorted(rendered) == modules, (
+        f"missing: {sorted(set(modules) - set(rendered))}; "
+        f"not modules or twice: {sorted(set(rendered) - set(modules)) or rendered}"
+    )
+    toc = (ROOT / "_toc.yml").read_text()
+    files = set(re.findall(r"file: (\S+)", toc))
+    assert {f"book/api/{p.stem}" for p in pages} <= files
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
+    assert "sphinx.ext.autodoc" in config["extra_extensions"]
