@@ -98,8 +98,10 @@ def test_the_papers_gain_is_tested_as_the_paper_states_it():
     )  # fmt: skip
     said = claim_headline(pd.concat([claims, paper], ignore_index=True))[-1]
     assert said.startswith("The paper reports SR gray +21.52 F1 points over the mean of its")
-    assert "at the discrimination point +0.020 [-0.010, +0.050]: not reproduced here (below" in said
-    assert "at the transport point +0.150 [+0.050, +0.300]: reproduced (above zero" in said
+    assert (
+        "at the discrimination point +2.0 [-1.0, +5.0] points: not reproduced here (below" in said
+    )
+    assert "at the transport point +15.0 [+5.0, +30.0] points: reproduced (above zero" in said
     odd = paper.assign(family_verdict="inconclusive")
     assert "inconclusive (neither shown below" in paper_sentences(odd)[0]
 

@@ -243,7 +243,7 @@ def _count(seeds: float) -> str:
 def paper_sentences(table: pd.DataFrame) -> list[str]:
     """Per rule, the paper's reported gain (F1 over the mean of the baselines) tested as it
     states it, at each point: one-sided, "not reproduced here", "reproduced" or
-    "inconclusive", with the interval."""
+    "inconclusive", with the interval — every difference in F1 points, as the paper's."""
     rows = pooled_rows(table[table.role == "paper"])
     out = []
     for rule, g in rows.groupby("a", sort=False):
@@ -251,8 +251,8 @@ def paper_sentences(table: pd.DataFrame) -> list[str]:
         for r in g.itertuples():
             point = r.contrast.rsplit(", ", 1)[-1].rstrip(")")
             said.append(
-                f"at the {point} point {r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}]:"
-                f" {_paper_verdict(r)}"
+                f"at the {point} point {r.difference * 100:+.1f} [{r.low * 100:+.1f}, "
+                f"{r.high * 100:+.1f}] points: {_paper_verdict(r)}"
             )
         gain = PAPER_GAIN.get(rule, g.paper_gain.iloc[0])
         out.append(
