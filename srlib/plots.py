@@ -110,7 +110,9 @@ def loss_curve(losses: list[float] | dict[str, list[float]], smooth: int = 1) ->
 
 
 def cluster_sizes(parts: pd.DataFrame) -> plt.Figure:
-    """How many exact-duplicate groups and near-duplicate clusters have each size (log-log)."""
+    """How many exact-duplicate groups and near-duplicate clusters have each size (log-log); a
+    near cluster counts its ``C_near`` members, so a context near an exact group only is a
+    cluster of one."""
     rows = []
     for kind, col in (("exact groups", "exact_group"), ("near-duplicate clusters", "near_cluster")):
         sizes = parts[parts[col] >= 0][col].value_counts().value_counts().sort_index()

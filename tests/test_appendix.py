@@ -254,10 +254,11 @@ def test_the_lock_keeps_a_builds_rows_of_record_and_says_where_another_parts(tmp
         for r in moved
     ]
     assert check_locked(amd, "test", lock)[0] == NOT_RECORDED  # another class: its own record
-    record_locked(amd, "test", lock)  # the same corpus: both classes' records kept
+    assert record_locked(amd, "test", lock)[1] == []  # the same corpus: both records kept
     assert check_locked(rows, "test", lock) == [] and check_locked(amd, "test", lock) == []
     recorpused = [r | {"digest": "c1"} if r["what"] == "corpus" else r for r in amd]
-    record_locked(recorpused, "test", lock)  # a new corpus: the other class's record is stale
+    _, dropped = record_locked(recorpused, "test", lock)  # a new corpus: the other is stale
+    assert dropped == ["portable AVX2"]
     assert check_locked(rows, "test", lock) == [NOT_RECORDED, "portable AVX2"]
     assert check_locked(recorpused, "test", lock) == []
     with pytest.raises(InputError, match="a whole build's rows of record"):

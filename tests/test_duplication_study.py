@@ -82,6 +82,7 @@ def test_a_context_near_an_exact_groups_member_is_near_not_unique():
     """C_unique is near no other context: a context near a member of an exact group is
     C_near (by either method, and on Dask), so the unique scenario never tests on it."""
     from srlib.duplication.dedup.distributed import partition_dask
+    from srlib.duplication.dedup.partition import example_pair
 
     body = (
         "def handler(request):\n    token = settings.API_TOKEN\n    return client.get(url, token)"
@@ -93,6 +94,7 @@ def test_a_context_near_an_exact_groups_member_is_near_not_unique():
     assert parts.near_cluster[2] >= 0 and parts.dedup.tolist() == [1, 0, 1, 1, 1, 1]
     assert partition(contexts).equals(parts) and partition_dask(contexts).equals(parts)
     assert unique_test_pool(parts).tolist() == [3, 4, 5]
+    assert "context 2" not in example_pair(contexts, parts)  # a cluster of one: no pair
 
 
 def test_folds_are_seeded_and_stratified(prepared):

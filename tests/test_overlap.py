@@ -109,9 +109,11 @@ SPREAD = (
 def test_the_corpus_rules_see_short_solutions_prompts_and_near_copies_without_a_shared_run():
     """What a decontaminated corpus must not keep, each case missed by a rule that looked only
     inside documents sharing a 13-token run of the solution: a short solution copied verbatim
-    (fewer than 13 code tokens), a prompt's signature and docstring with another body, and a
-    near-duplicate function that shares no 13-token run (a ``;`` ends each of its short lines,
-    a trailing comma breaks its signature: the same identifiers, no run in common)."""
+    under its signature (fewer than 13 code tokens), a prompt's signature and docstring with
+    another body, and a near-duplicate function that shares no 13-token run (a ``;`` ends each
+    of its short lines, a trailing comma breaks its signature: the same identifiers, no run in
+    common). The solution's one line under another function is no copy; nor is a document that
+    holds only a benchmark's prompt template (MBPP's, a run every MBPP sample shares)."""
     from srlib.codetext import code_tokens
     from srlib.duplication.dedup.overlap import _grams, contaminated_documents
 
@@ -123,12 +125,16 @@ def test_the_corpus_rules_see_short_solutions_prompts_and_near_copies_without_a_
     copy = copy.rstrip("\n") + ";\n"
     assert not _grams(code_tokens(SPREAD), 13) & _grams(code_tokens(copy), 13)
     docs = [
-        ("short.py", "import sys\n\n\ndef size(string):\n    return len(string)\n"),
+        ("short.py", "import sys\n\n\ndef strlen(string: str) -> int:\n    return len(string)\n"),
+        ("line.py", "def size(string):\n    return len(string)\n"),  # one common line: no copy
         ("prompt.py", prompted.prompt + "    return False\n"),
         ("near.py", "import math\n\n\n" + copy),
         ("clean.py", "def unrelated(a, b):\n    return sorted(set(a) ^ set(b))\n"),
     ]
-    found = contaminated_documents([short, prompted, spread], docs).set_index("document")
+    mbpp = load_benchmark("mbpp", split="test")[:12]
+    template = mbpp[0].prompt.split(":")[0] + ": write a parser.\n"
+    docs.append(("template.md", template))
+    found = contaminated_documents([short, prompted, spread, *mbpp], docs).set_index("document")
     assert sorted(found.index) == ["near.py", "prompt.py", "short.py"]
     assert found.reason.to_dict() == {"short.py": "exact", "prompt.py": "exact", "near.py": "near"}
     assert found.samples["near.py"] == ["toy/spread"]
@@ -150,3 +156,6 @@ def test_the_near_index_finds_what_comparing_every_reference_finds():
     slow = NearIndex(refs, min_tokens=5, method="exhaustive").near(items)
     assert fast == slow and sum(map(len, slow)) >= len(items) // 2
     assert NearIndex(refs, min_tokens=10).near([]) == []
+    short = Fingerprint.of(list("abcdefgh"))  # 8 distinct tokens: below min_tokens either side
+    assert NearIndex([Fingerprint.of(list("abcdefghij"))], min_tokens=10).near([short]) == [set()]
+    assert NearIndex([Fingerprint.of(list("abcdefghij"))], min_tokens=8).near([short]) == [{0}]

@@ -203,12 +203,15 @@ def lock_verdict(rows: list[dict], build: str | None, path: LockPath = None) -> 
     )
 
 
-def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None) -> Path:
+def record_locked(
+    rows: list[dict], build: str = "quick", path: LockPath = None
+) -> tuple[Path, list[str]]:
     """Write ``locked_rows(rows)`` into the lock as the record of ``build`` for their numerics
     class; the lock's path. Refused unless all six rows are there (a partial build). The
     corpus does not depend on the kernels, so another class's record of ``build`` whose corpus
     row differs describes a corpus no longer built: it is dropped (to be recorded again on a
-    machine of that class), never left for that class to fail against."""
+    machine of that class), never left for that class to fail against. Returns the lock's
+    path and the classes whose records were dropped, for the caller to say."""
     from srlib.testbed.sources import read_lock
 
     picked = locked_rows(rows)
@@ -219,9 +222,12 @@ def record_locked(rows: list[dict], build: str = "quick", path: LockPath = None)
     doc = lock["doc"]
     records = doc.setdefault("builds", {}).setdefault(build, {})
     corpus = next(r["digest"] for r in picked if r["what"] == "corpus")
-    for kind in [k for k, v in records.items() if _corpus_of(v) != corpus]:
+    dropped = [
+        k for k, v in records.items() if k != picked[0]["digest"] and _corpus_of(v) != corpus
+    ]
+    for kind in dropped:
         del records[kind]
     records[picked[0]["digest"]] = picked
     with atomic_path(lock["path"]) as tmp:
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    return lock["path"]
+    return lock["path"], dropped

@@ -43,8 +43,10 @@ def _book(args: argparse.Namespace) -> int:
         if args.no_build or args.only:
             raise InputError("--record-digests records a whole build: drop --no-build and --only")
         built = "quick" if args.quick else "full"
-        lock = record_locked(load(book.ROOT), built)
+        lock, dropped = record_locked(load(book.ROOT), built)
         print(f"[book] {built} build's digests recorded in {lock}")
+        for kind in dropped:
+            print(f"[book] dropped the {built} record of {kind!r}: another corpus; record it anew")
     return 0
 
 

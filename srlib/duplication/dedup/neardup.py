@@ -105,8 +105,8 @@ def near_pairs(
 class NearIndex:
     """Reference items (fingerprints) that other items are looked up against, by the rule
     above: MinHash LSH (datasketch) over the references proposes candidates, each verified with
-    the exact Jaccards, as ``lsh_pairs`` does within one set. References with fewer than
-    ``min_tokens`` distinct tokens are left out (short code resembles too much). ``method``
+    the exact Jaccards, as ``lsh_pairs`` does within one set. References and items with fewer
+    than ``min_tokens`` distinct tokens are never near (short code resembles too much). ``method``
     "exhaustive" compares every reference instead: the slow reference the tests check the
     fast path against."""
 
@@ -124,6 +124,7 @@ class NearIndex:
         if method not in METHODS:
             raise ValueError(f"method must be 'lsh' or 'exhaustive', got {method!r}")
         self.refs, self.t0, self.t1, self.method = list(refs), t0, t1, method
+        self.min_tokens = min_tokens
         self.num_perm, self.seed = num_perm, seed
         self.ok = [i for i, f in enumerate(self.refs) if len(f.t0) >= min_tokens]
         self.lsh = None
@@ -142,16 +143,17 @@ class NearIndex:
 
     def near(self, items: Sequence[Fingerprint]) -> list[set[int]]:
         """Per item, the references it is a near duplicate of."""
-        if not self.ok or not items:
-            return [set() for _ in items]
+        out: list[set[int]] = [set() for _ in items]
+        asked = [k for k, item in enumerate(items) if len(item.t0) >= self.min_tokens]
+        if not self.ok or not asked:
+            return out
         if self.method == "exhaustive":
-            candidates = [self.ok for _ in items]
+            candidates = [self.ok for _ in asked]
         else:
-            candidates = [self.lsh.query(h) for h in self._hashes(items)]
-        return [
-            {j for j in cands if is_near(self.refs[j], item, self.t0, self.t1)}
-            for item, cands in zip(items, candidates, strict=True)
-        ]
+            candidates = [self.lsh.query(h) for h in self._hashes([items[k] for k in asked])]
+        for k, cands in zip(asked, candidates, strict=True):
+            out[k] = {j for j in cands if is_near(self.refs[j], items[k], self.t0, self.t1)}
+        return out
 
 
 def clusters(n: int, pairs: set[tuple[int, int]]) -> np.ndarray:

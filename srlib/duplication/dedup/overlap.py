@@ -4,14 +4,18 @@ three (``_matches``):
 
 - **n-gram overlap**: the share of a sample's n-token runs (n = 13, as in GPT-3's
   contamination check; code tokens of the text a model is scored on and of the sample's
-  code, so HumanEval's signature and docstring count) that occur anywhere in the corpus;
-- **exact**: a document holds the sample's solution, or a top-level block of a prompt that is
-  code (HumanEval's signature and docstring), as whole consecutive lines once each line is
-  stripped and blank lines dropped — short solutions included;
+  code, so HumanEval's signature and docstring count; runs a benchmark's format repeats in
+  many samples left out: ``OverlapIndex``) that occur anywhere in the corpus;
+- **exact**: a document holds a top-level block of a prompt that is code (HumanEval's
+  signature and docstring) or the solution under its signature (``_pieces``; short solutions
+  included), as whole consecutive lines once each line is stripped and blank lines dropped;
 - **near duplicate**: a corpus function (top-level ``def``/``class`` block) passes
   Allamanis's rule against a top-level block of the sample's code (``neardup.NearIndex``:
-  MinHash LSH candidates, each verified exactly); blocks with fewer than ``min_tokens``
-  distinct identifiers and literals are never called near duplicates.
+  MinHash LSH candidates, each verified exactly). Blocks with fewer than ``min_tokens``
+  distinct identifiers and literals, on either side, are never called near duplicates: a
+  docstring is one token, so many a HumanEval function is too short for this rule and is
+  seen by the other two. Code outside any block (a script) is checked by the other two
+  only.
 
 The corpus is any iterable of ``(name, text)``: the local one (this machine's Python sources)
 by default, JSONL or parquet shards, or a Dask bag when ``client`` is given.
@@ -82,11 +86,30 @@ def _blocks(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:], strict=False)]
 
 
+def _signature(block: str) -> tuple[str, ...]:
+    """The lines of a ``def``/``class`` block up to the colon that ends its header (the first
+    ``:`` outside brackets), or nothing where there is none."""
+    depth = 0
+    for i, ch in enumerate(block):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            return _lines(block[: i + 1])
+    return ()
+
+
 def _pieces(sample: Sample) -> list[tuple[str, ...]]:
-    """What a document must not hold verbatim: the solution, and each top-level block of a
-    prompt that is code (HumanEval's signature and docstring, its helper functions)."""
+    """What a document must not hold verbatim: each top-level block of a prompt that is code
+    (HumanEval's signature and docstring, its helper functions), and the solution — under its
+    function's signature where it completes a prompt (the prompt's last block's header set
+    before it: a body alone, such as one common line ``return x + y``, is no copy of the
+    problem), alone where it is a whole program."""
     blocks = _blocks(sample.prompt) if sample.format == "completion" else []
-    return [p for p in (_lines(sample.solution), *map(_lines, blocks)) if p]
+    header = _signature(blocks[-1]) if blocks else ()
+    solution = _lines(sample.solution)
+    return [p for p in (*map(_lines, blocks), header + solution if solution else ()) if p]
 
 
 def _functions(sample: Sample) -> list[str]:
@@ -97,21 +120,23 @@ def _functions(sample: Sample) -> list[str]:
 
 class OverlapIndex:
     """What a corpus scan looks for, per sample: the n-token runs of its scored text and code
-    (HumanEval's signature and docstring included), the pieces it must not find verbatim
-    (``_pieces``), and its functions' fingerprints (a ``NearIndex``)."""
+    (HumanEval's signature and docstring included) that at most ``common`` samples share — a
+    run in more is the benchmark's format (MBPP's prompt template, shared imports), evidence
+    of no one sample —, the pieces it must not find verbatim (``_pieces``), and its
+    functions' fingerprints (a ``NearIndex``)."""
 
     def __init__(
         self, samples: Sequence[Sample], n: int = 13, t0: float = 0.8, t1: float = 0.7,
-        min_tokens: int = 10,
+        min_tokens: int = 10, common: int = 10,
     ):  # fmt: skip
         self.n, self.ids = n, [s.id for s in samples]
-        self.grams = [
-            _grams(code_tokens(s.text), n) | _grams(code_tokens(s.code), n) for s in samples
-        ]
-        self.owner: dict[tuple[str, ...], list[int]] = {}
-        for k, grams in enumerate(self.grams):
-            for g in grams:
-                self.owner.setdefault(g, []).append(k)
+        grams = [_grams(code_tokens(s.text), n) | _grams(code_tokens(s.code), n) for s in samples]
+        owner: dict[tuple[str, ...], list[int]] = {}
+        for k, each in enumerate(grams):
+            for g in each:
+                owner.setdefault(g, []).append(k)
+        self.owner = {g: ks for g, ks in owner.items() if len(ks) <= common}
+        self.grams = [{g for g in each if g in self.owner} for each in grams]
         self.starts: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
         for k, s in enumerate(samples):
             for piece in _pieces(s):
@@ -172,7 +197,7 @@ def contaminated_documents(
     near-duplicate function, or shares an n-token run — ``_matches`` says what each is), the
     ``samples`` it overlaps and the number of ``shared_ngrams``: what a decontaminated
     training corpus leaves out. ``samples`` may be an ``OverlapIndex`` built once for many
-    calls."""
+    calls (its own ``n``, ``t0``, ``t1`` and ``min_tokens`` then apply, not these)."""
     index = samples if isinstance(samples, OverlapIndex) else OverlapIndex(
         samples, n, t0, t1, min_tokens
     )  # fmt: skip

@@ -134,14 +134,17 @@ def partition_said(table: pd.DataFrame) -> str:
 
 
 def example_pair(contexts: Sequence[Context], parts: pd.DataFrame, marker: str = "[SECRET]"):
-    """Two members of the largest near-duplicate cluster, as HTML with the secret's place
-    shown as ``marker`` and the second's differing tokens marked (no secret value appears)."""
+    """Two members of the largest near-duplicate cluster (counting its ``C_near`` members), as
+    HTML with the secret's place shown as ``marker`` and the second's differing tokens marked
+    (no secret value appears)."""
     from srlib.codetext import highlight
 
+    sizes = parts[parts.part == "near"].near_cluster.value_counts()
+    sizes = sizes[sizes >= 2]  # a context near an exact group only is a cluster of one
+    if sizes.empty:
+        return "<p>No near-duplicate pair outside the exact groups.</p>"
     near = parts[parts.part == "near"]
-    if near.empty:
-        return "<p>No near-duplicate pair.</p>"
-    cluster = near.near_cluster.value_counts().index[0]
+    cluster = sizes.index[0]
     i, j = near.index[near.near_cluster == cluster][:2]
     a, b = (contexts[k].before + marker + contexts[k].after for k in (i, j))
     return (

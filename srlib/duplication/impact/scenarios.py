@@ -139,7 +139,7 @@ def make_folds(
         if scenario in GROUPED:
             frames += _grouped_folds(scenario, y, _groups(groups, scenario, n), k, val_share, seed)
             continue
-        testable, train_only = _plan(scenario, n, parts, contexts, languages, method)
+        testable, train_only = _plan(scenario, n, parts)
         counts = np.bincount(y[testable].astype(int), minlength=2)
         if counts.min() < k:
             raise ValueError(
@@ -166,7 +166,7 @@ def make_folds(
     return pd.concat(frames, ignore_index=True)
 
 
-def _plan(scenario, n, parts, contexts, languages, method) -> tuple[np.ndarray, np.ndarray]:
+def _plan(scenario: str, n: int, parts: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """An ungrouped scenario's testable samples and the samples that only ever train."""
     if scenario == "mixed":
         return np.arange(n), np.zeros(0, int)
