@@ -116,3 +116,26 @@ def test_a_corrupt_score_cache_names_its_file(tmp_path):
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(CacheError, match="scores.sqlite: not a readable score cache"):
         DiskCache(path)
+
+
+def test_help_shows_every_default_the_parser_holds():
+    """`srlib CMD --help` is where a default is read (the docs point there): every option with
+    a default shows it, from the parser, or its help says how the default is chosen."""
+    import argparse
+
+    from srlib.cli.parser import parser
+
+    top = parser()
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        text = " ".join(command.format_help().split())
+        for action in command._actions:
+            default = action.default
+            if default is None or default is False or default is argparse.SUPPRESS:
+                continue
+            if isinstance(action, argparse._HelpAction):
+                continue
+            help_text = " ".join((action.help or "").split())
+            assert help_text, f"srlib {name} {action.option_strings}: no help text"
+            shown = "default" in help_text or f"(default: {default})" in text
+            assert shown, f"srlib {name} {action.option_strings}: default {default!r} not shown"

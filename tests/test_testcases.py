@@ -99,9 +99,9 @@ def test_inputs_that_raise_are_dropped():
 
 
 def test_a_case_is_judged_by_its_cpu_time_not_by_the_clock():
-    """Each mutated case gets a second of CPU: one that waits on the clock keeps its value (a
-    wall-clock second would drop it, and a busy machine would drop cases a quiet one keeps);
-    one that spins forever is dropped."""
+    """Each mutated case gets ``CASE_CPU_SECONDS`` of CPU: one that waits longer on the clock
+    keeps its value (a wall-clock limit of a second would drop it, and a busy machine would
+    drop cases a quiet one keeps); one that spins forever is dropped."""
     waits = program_sample(
         "def late(x):\n    import time\n    time.sleep(1.2)\n    return x\n",
         "assert late(3) == 3\n",

@@ -5,7 +5,7 @@ shrink it, and (``after``) the earlier chapters whose results it reads. Executed
 ``book/_executed/`` (git-ignored) and carry a stamp of what produced them, so an interrupted
 ``make book`` re-executes only what is missing or stale. With ``jobs`` > 1 independent
 chapters execute side by side (one kernel each, every kernel's thread pools the same size
-whatever ``jobs`` is: ``_kernel_threads``); a chapter starts after those it names.
+whatever ``jobs`` is: ``KERNEL_THREADS``); a chapter starts after those it names.
 """
 
 from __future__ import annotations
@@ -29,8 +29,14 @@ from srlib.store import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = Path("book/_executed")
-PROGRESS_SECONDS = 30  # a kernel's progress bars redraw at most this often (tqdm reads it)
-KERNEL_THREADS = 1  # per kernel, for every --jobs: the same commit gives the same numbers
+#: A kernel's progress bars redraw at most this often, in seconds (tqdm reads it from
+#: ``TQDM_MININTERVAL``): an executed notebook keeps every redraw.
+PROGRESS_SECONDS = 30
+#: Threads per pool (OpenMP, MKL, OpenBLAS) in every kernel, for every ``--jobs`` and whichever
+#: chapters run beside it: numerics depend on thread counts, so a chapter's tables must not
+#: depend on how the book was run (the testbed also fixes torch's, in its config). A value the
+#: user set in the environment is kept.
+KERNEL_THREADS = 1
 
 
 class NotebookFailed(SrlibError):

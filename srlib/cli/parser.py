@@ -12,6 +12,17 @@ DESCRIPTION = (
 )
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Help that shows each option's default from the parser itself, so no help text restates
+    one; an option with no default (None, a flag's False) or a help that already says how its
+    default is chosen is left as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def parser() -> argparse.ArgumentParser:
     """The ``srlib`` argument parser (what ``srlib --help`` shows); parsing runs nothing."""
     debug = argparse.ArgumentParser(add_help=False)
@@ -21,16 +32,20 @@ def parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="show the Python traceback of an error",
     )
-    parser = argparse.ArgumentParser(prog="srlib", description=DESCRIPTION, parents=[debug])
+    parser = argparse.ArgumentParser(
+        prog="srlib", description=DESCRIPTION, parents=[debug], formatter_class=_Defaults
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, parents=[debug])
+        return sub.add_parser(name, help=help, parents=[debug], formatter_class=_Defaults)
 
     def variant_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--n", type=int, default=5, help="variants per sample")
         kinds = ["function", "variable", "test"]
-        p.add_argument("--kinds", nargs="+", default=kinds, choices=kinds)
+        p.add_argument(
+            "--kinds", nargs="+", default=kinds, choices=kinds, help="transformations to apply"
+        )
         p.add_argument("--seed", type=int, default=0, help="same seed, same variants")
 
     p = command("book", "execute the notebooks of runs.yml and build the book")
@@ -51,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="OTHER_BUILD",
         help="compare this build's digests with another's (its folder or digests.json/.csv)",
     )
-    p.add_argument("--compare-with", default=".", help="this build's folder (default: here)")
+    p.add_argument("--compare-with", default=".", help="this build's folder")
     p.add_argument(
         "--record-digests",
         action="store_true",
@@ -83,17 +98,22 @@ def parser() -> argparse.ArgumentParser:
     variant_options(p)
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
-    p.add_argument("--format", choices=("native", "srlib"), default="native")
+    p.add_argument(
+        "--format",
+        choices=("native", "srlib"),
+        default="native",
+        help="the benchmark's published format or srlib's Sample JSONL (transforms.export)",
+    )
     p.add_argument("--out", required=True, help="the JSONL file to write")
     p.set_defaults(func=commands._variants)
 
     p = command("serve", "an OpenAI-compatible completions server for a local model")
     p.add_argument("--model", required=True, help="folder of a causal LM (or a cached HF id)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--dtype", default="float32")
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on")
+    p.add_argument("--device", default="cpu", help="torch device")
+    p.add_argument("--dtype", default="float32", help="torch dtype of the weights")
+    p.add_argument("--batch-size", type=int, default=8, help="texts scored per forward pass")
     p.add_argument(
         "--served-model-name",
         help="the name clients request (vLLM's flag); default: the model folder's name",
@@ -120,9 +140,14 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--scanned-files", type=int, default=1500, help="files the offline corpus scans"
         )
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=int, default=0, help="the offline corpus's seed")
         p.add_argument("--window", type=int, default=200, help="context characters per side")
-        p.add_argument("--method", choices=("lsh", "exhaustive"), default="lsh")
+        p.add_argument(
+            "--method",
+            choices=("lsh", "exhaustive"),
+            default="lsh",
+            help="near-duplicate search (MinHash LSH, or every pair)",
+        )
 
     p = command("dedup", "exact / near-duplicate / unique partition of secrets")
     secrets_input(p)
@@ -137,7 +162,7 @@ def parser() -> argparse.ArgumentParser:
     )
     secrets_input(p)
     p.add_argument("--out", required=True, help="folder for folds, per-fold results, tables")
-    p.add_argument("--profile", default="cpu", help="cpu (default), quick or gpu")
+    p.add_argument("--profile", default="cpu", help="cpu, quick or gpu")
     p.add_argument("--models", nargs="+", help="a subset of the detector families")
     p.add_argument(
         "--scenarios",
@@ -148,7 +173,7 @@ def parser() -> argparse.ArgumentParser:
         "--resample",
         default="repository",
         choices=("repository", "file", "candidate"),
-        help="the intervals' unit (default: repositories, then files within them)",
+        help="the intervals' unit (repository: repositories, then files within them)",
     )
     p.add_argument("--boot", type=int, default=1000, help="bootstrap resamples")
     p.add_argument(
@@ -175,14 +200,16 @@ def parser() -> argparse.ArgumentParser:
         "--benchmark", action="append", required=True, help="registry name or jsonl:PATH (repeat)"
     )
     variant_options(p)
-    p.add_argument("--setting", choices=("gray", "black", "both"), default="both")
+    p.add_argument(
+        "--setting", choices=("gray", "black", "both"), default="both", help="scoring settings"
+    )
     p.add_argument("--reference", help="a model that never saw the benchmarks: the null")
     p.add_argument("--control", help="samples the models cannot have seen (benchmark spec)")
     p.add_argument("--limit", type=int, help="first N samples of each benchmark")
     p.add_argument("--max-new-tokens", type=int, default=128, help="black-box continuation")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--dtype", default="float32", help="bfloat16 on GPUs")
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--device", default="cpu", help="torch device")
+    p.add_argument("--dtype", default="float32", help="torch dtype (bfloat16 on GPUs)")
+    p.add_argument("--batch-size", type=int, default=8, help="texts scored per forward pass")
     p.add_argument("--out", required=True, help="folder for the tables and report.html")
     p.add_argument(
         "--detector",

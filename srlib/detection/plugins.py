@@ -92,7 +92,10 @@ def slug(name: str) -> str:
 
 
 def load_function(spec: str) -> Callable:
-    """The function ``spec`` names: ``"package.module:function"`` or ``"file.py:function"``."""
+    """The function ``spec`` names: ``"package.module:function"`` or ``"file.py:function"``.
+    A relative file resolves against the working directory of the process that loads it: in a
+    chapter, its kernel's, which is the book's root under ``srlib book`` and the directory
+    ``papermill`` was run from otherwise (unless given ``--cwd``)."""
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
         raise BadPlugin(f"{spec!r}: name a function as 'package.module:function' or 'file.py:f'")

@@ -50,7 +50,10 @@ def _rejection(url: str, model: str, status: int, text: str) -> RequestRejected:
 
 
 class OpenAIModel:
-    """A model behind an OpenAI-compatible ``/v1/completions`` endpoint."""
+    """A model behind an OpenAI-compatible ``/v1/completions`` endpoint. Its ``fingerprint``
+    (what a score cache keys it by) is the server's URL, the served name and a digest of this
+    client's code: the weights behind a URL are not seen, so a server that swaps them under the
+    same name needs another name or cache."""
 
     def __init__(
         self,

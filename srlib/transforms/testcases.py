@@ -12,7 +12,9 @@ several lines are left as they are).
 
 Plans and cases are immutable values: ``mutations`` lists the inputs to try,
 ``evaluation_program`` turns them into a program, and ``read_evaluations`` returns a *new*
-plan with each case's evaluated candidates. A prompt quotation of a hidden case (MBPP)
+plan with each case's evaluated candidates; each candidate's evaluation may use ``CASE_CPU_SECONDS``
+of CPU (``ITIMER_PROF``: the same under any load) and ``CASE_WALL_SECONDS`` on the clock, the net
+for a case that sleeps or spins in a thread of its own. A prompt quotation of a hidden case (MBPP)
 refers to it by index (``mirror_of``), so copies of a plan behave exactly like the original.
 """
 
@@ -332,14 +334,22 @@ def evaluation_program(sample: Sample, plan: TestPlan, jobs: Mutations) -> str:
         + sample.setup
         + f"\ncandidate = {sample.entry_point}\n"
         + _EVAL_HARNESS.replace("__JOBS__", repr(body))
+        .replace("__CPU__", repr(CASE_CPU_SECONDS))
+        .replace("__WALL__", repr(CASE_WALL_SECONDS))
     )
 
+
+#: CPU seconds one mutated case's evaluation may use before it is dropped.
+CASE_CPU_SECONDS = 1.0
+#: Wall-clock seconds one mutated case's evaluation may take: the net for a case the CPU timer
+#: cannot interrupt (one that sleeps, or spins in a thread of its own).
+CASE_WALL_SECONDS = 10.0
 
 _EVAL_HARNESS = """
 import ast as _ast, contextlib as _cl, io as _io, json as _json, signal as _signal, sys as _sys
 
 def _alarm(*_):
-    raise TimeoutError("case used its second of CPU, or ten on the clock")
+    raise TimeoutError("case used its CPU or wall-clock budget")
 
 _signal.signal(_signal.SIGPROF, _alarm)
 _signal.signal(_signal.SIGALRM, _alarm)
@@ -347,8 +357,8 @@ _results = []
 for _job, _expr in enumerate(_json.loads(__JOBS__)):
     try:
         with _cl.redirect_stdout(_io.StringIO()):
-            _signal.setitimer(_signal.ITIMER_PROF, 1.0)  # CPU time: the same under any load
-            _signal.setitimer(_signal.ITIMER_REAL, 10.0)  # the net: a case that sleeps, or spins
+            _signal.setitimer(_signal.ITIMER_PROF, __CPU__)  # CPU time: the same under any load
+            _signal.setitimer(_signal.ITIMER_REAL, __WALL__)  # the net: a case that sleeps or spins
             try:  # in a thread (SIGPROF goes to the thread that spins; the main one waits)
                 _value = eval(_expr)
             finally:

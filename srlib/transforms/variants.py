@@ -18,8 +18,10 @@ from srlib.transforms.rename import Analysis, analyze, rename_edits
 from srlib.transforms.scopecheck import same_scopes
 
 KINDS = ("function", "variable", "test")
-VALIDATION_CPU_SECONDS = 30.0  # per variant's program: the slowest original here (mbpp/123)
-# takes about 5 s of CPU, and a CPU slower than this one must not drop a sample another keeps
+#: CPU seconds each variant's validating program may use: the slowest original here
+#: (``mbpp/123``) takes about 5 s of CPU, and a CPU slower than this one must not drop a
+#: sample another keeps.
+VALIDATION_CPU_SECONDS = 30.0
 Naturalness = Callable[[list[str]], list[float]]
 
 
