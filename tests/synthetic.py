@@ -41,18 +41,28 @@ def code_windows(
     return out[:n]
 
 
-def equal_family(rng, seeds: int = 3, n: int = 664, model_sd: float = 0.2, ease_sd: float = 0.5):
+def equal_family(
+    rng,
+    seeds: int = 3,
+    n: int = 664,
+    model_sd: float = 0.2,
+    ease_sd: float = 0.5,
+    signal: dict[str, float] | None = None,
+):
     """SR gray, SR black and the six baselines of equal strength in expectation, as parts
     (``operating.from_arrays``) of the book's design (seeds × problems): each seed's models
     are stronger or weaker per detector (model-to-model variance, ``model_sd``: what spreads
     the per-seed differences), each seed draws its own leaked half, and every problem keeps
     an effect of its own on each detector in every seed (``ease_sd``: shared by the seeds).
-    The true difference of every pair is zero."""
+    A rule flags where its score (its margin + 1) is above 1. The true difference of every
+    pair is zero unless ``signal`` gives a detector another mean separation than 1 (its AUC
+    is then ``auc_of(signal)``)."""
     import numpy as np
 
     from srlib.detection.operating import from_arrays
 
     names = ("SR gray", "SR black", "PPL", "Min-K%", "Min-K%++", "Zlib", "NGO", "n-gram acc")
+    signal = signal or {}
     ids = np.array([f"p{i}" for i in range(n)])
     ease = {d: ease_sd * rng.standard_normal(n) for d in names}
     parts = {}
@@ -60,10 +70,27 @@ def equal_family(rng, seeds: int = 3, n: int = 664, model_sd: float = 0.2, ease_
         y = rng.random(n) < 0.5
         scores, null = {}, {}
         for d in names:
-            strength = 1.0 + model_sd * rng.standard_normal()
+            strength = signal.get(d, 1.0) + model_sd * rng.standard_normal()
             scores[d] = y * strength + ease[d] + rng.standard_normal(n)
             null[d] = ease[d] + rng.standard_normal(n)
-        flags = {r: scores.pop(r) > 1.0 for r in ("SR gray", "SR black")}
+        margins = {r: scores.pop(r) - 1.0 for r in ("SR gray", "SR black")}
+        flags = {r: m > 0 for r, m in margins.items()}
+        null |= {f"margin:{r}": null[r] - 1.0 for r in ("SR gray", "SR black")}
         null |= {r: (null[r] > 1.0).astype(float) for r in ("SR gray", "SR black")}
-        parts[f"seed {s}"] = from_arrays(ids, y, flags, scores, null)
+        parts[f"seed {s}"] = from_arrays(ids, y, flags, scores, null, margins)
     return parts
+
+
+def auc_of(signal: float, ease_sd: float = 0.5) -> float:
+    """The AUC of an ``equal_family`` detector of mean separation ``signal`` (its score's
+    spread within a class: the problem's effect and the noise)."""
+    from scipy.stats import norm
+
+    return float(norm.cdf(signal / (2 * (1 + ease_sd**2)) ** 0.5))
+
+
+def signal_for(auc: float, ease_sd: float = 0.5) -> float:
+    """The mean separation whose AUC is ``auc`` (``auc_of``'s inverse)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(auc) * (2 * (1 + ease_sd**2)) ** 0.5)

@@ -119,24 +119,48 @@ def test_a_pool_of_seeds_no_family_was_chosen_on_is_confirmatory():
     ]
 
 
-def test_the_answer_box_names_each_familys_contrasts_in_a_few_words():
-    from srlib.detection.verdicts import claim_answer
+def test_the_answer_box_leads_with_what_was_decided():
+    """Flag rates first, then the blind premise, the ranking (the family's decided verdicts
+    and the exploratory AUCs on one side of zero), transport, the paper's gain at this book's
+    points; the undecided contrasts last, each with its power and the seeds it would need."""
+    from srlib.detection.answer import claim_answer
 
-    rows = [
-        ("SR gray − PPL (discrimination)", "pooled", 0.1, 0.05, 0.2),
-        ("SR gray − Zlib (discrimination)", "pooled", -0.1, -0.2, -0.05),
-        ("SR black − NGO (discrimination)", "pooled", 0.0, -0.1, 0.1),
-    ]
-    claims = _claims(rows).assign(family_verdict=["better", "worse", "inconclusive"])
+    family = _claims(
+        [("SR gray − mean of 4 baselines (AUC)", "pooled", 0.02, -0.01, 0.05),
+         ("SR black − mean of 2 baselines (AUC)", "pooled", -0.04, -0.06, -0.02)]
+    ).assign(metric="auc", family_verdict=["inconclusive", "worse"], seeds=4,
+             problem_se=0.006, seed_sd=0.01)  # fmt: skip
+    transport = _claims(
+        [("SR gray − mean of 4 baselines (MCC, transport)", "pooled", 0.05, 0.01, 0.09)],
+        "transport",
+    ).assign(family_verdict="better", a_held_out_rate=0.86, a_leaked_rate=0.9, seeds=4,
+             problem_se=0.01, seed_sd=0.02)  # fmt: skip
+    auc = _claims(
+        [("SR gray − Min-K%++ (AUC)", "pooled", -0.12, -0.15, -0.09),
+         ("SR gray − PPL (AUC)", "pooled", 0.01, -0.02, 0.04)],
+        "secondary",
+    ).assign(metric="auc", family_verdict="")  # fmt: skip
     paper = _claims(
-        [("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.02, -0.01, 0.05)], "paper"
-    ).assign(a="SR gray", family_verdict="not reproduced here")
-    said = claim_answer(pd.concat([claims, paper], ignore_index=True))
+        [("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.02, 0.01, 0.03)], "paper"
+    ).assign(a="SR gray", metric="f1", paper_gain=0.2152, family_verdict="smaller but positive")
+    claims = pd.concat([family, transport, auc, paper], ignore_index=True)
+    premise = {"auc": 0.93, "flag_rate": 0.97, "chance": 1 / 6, "problems": 664.0}
+    said = claim_answer(claims, premise=premise)
     assert said[0] == (
-        "**Discrimination** (which score ranks leaked problems above unseen ones): SR gray is"
-        " better than PPL; is worse than Zlib. SR black is inconclusive against NGO."
+        "**What SR flags**: SR gray flags 86% of the problems the leaked model never saw and 90%"
+        " of those it saw (every flag on the unseen half is false)."
     )
-    assert said[1] == (
-        "**The paper's F1 gains over the mean baseline**: SR gray: not reproduced here (transport)."
+    assert said[1].startswith("**Without any model**") and "AUC 0.93" in said[1]
+    assert said[2] == (
+        "**Ranking leaked problems**: SR black − mean of 2 baselines -0.040 [-0.060, -0.020]"
+        " AUC, worse; Min-K%++ (-0.120 [-0.150, -0.090]) rank leaked problems better than"
+        " SR gray (exploratory AUC differences)."
     )
-    assert sum(len(s) for s in said) < 600  # an answer box, not the headline
+    assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
+    assert (
+        "+2.0 [+1.0, +3.0] at the transport point (paper +21.5): smaller but positive" in (said[4])
+    )
+    assert said[5].startswith("**Undecided**: SR gray − mean of 4 baselines (AUC)")
+    assert "stated before these 4 seeds were run" in said[5] and "would give 80%" in said[5]
+    assert len(said) == 6 and sum(s.count("inconclusive") for s in said) == 0
+    assert claim_answer(claims, markdown=False)[0].startswith("What SR flags: SR gray")

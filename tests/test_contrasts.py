@@ -1,6 +1,8 @@
 """Pre-registered contrasts: paired intervals on tables with known answers, thresholds re-set
 inside every resample, the common decided set, and selection that keeps its nominal rate."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -107,11 +109,21 @@ def test_an_arm_refuses_a_mode_its_detector_cannot_run():
     with pytest.raises(KeyError, match="unknown detector"):
         Arm(("SR grey",))
     declared = declared_contrasts()
-    for role, mode in (("discrimination", "heldout"), ("transport", "null")):
+    for role, mode, metric in (("discrimination", "scores", "auc"), ("transport", "null", "mcc")):
         family = [c for c in declared if c.role == role]
-        assert {c.a.detectors for c in family} == {("SR gray",), ("SR black",)}
-        assert all(c.b.threshold == mode and c.b.matched_to == c.a.detectors[0] for c in family)
-        assert len(family) == 6 and {c.metric for c in family} == {"mcc"}
+        assert [c.a.detectors for c in family] == [("SR gray",), ("SR black",)]
+        assert all(c.b.threshold == mode and c.b.pool == "mean" for c in family)
+        assert [len(c.b.detectors) for c in family] == [4, 2]
+        assert {c.metric for c in family} == {metric}
+        if mode == "null":
+            assert all(c.b.matched_to == c.a.detectors[0] for c in family)
+    from srlib.detection.declared import DESIGN
+
+    assert [p.contrast for p in DESIGN] == [
+        c.name for c in declared if c.role in ("discrimination", "transport")
+    ]
+    rates = [c for c in declared if "of held-out" in c.name]
+    assert len(rates) == 12 and {c.a.mode for c in rates} == {"heldout@0.05", "heldout@0.01"}
     paper = [c for c in declared if c.role == "paper"]
     assert {(c.b.pool, c.b.threshold, c.metric) for c in paper} == {
         ("mean", "heldout", "f1"),
@@ -191,7 +203,14 @@ def test_each_family_is_holm_controlled():
         {"SR gray": rng.random(300) < 0.3},
         {b: rng.random(300) for b in scores},
     )
-    family = [c for c in declared_contrasts(black=()) if c.role in ("discrimination", "transport")]
+    family = [  # each pair at both points, as the families were before #62: four a family
+        replace(c, role="discrimination" if "discrimination" in c.name else "transport")
+        for c in declared_contrasts(black=())
+        if c.role == "secondary"
+        and c.metric == "mcc"
+        and c.b.threshold in ("heldout", "null")
+        and c.b.matched_to == "SR gray"
+    ]
     table = contrast_table({"seed 0": (long, cal, null)}, family, n_boot=300)
     assert table.p_holm.ge(table.p).all() and table.p_holm.max() <= 1
     for role in ("discrimination", "transport"):  # each family adjusted on its own

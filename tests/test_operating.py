@@ -4,6 +4,8 @@ design's error rates and coverage at the book's size: ``test_pooling.py``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -98,7 +100,11 @@ def test_a_calibration_shift_favours_sr_at_the_old_point_and_not_at_the_null_poi
     assert found.loc["old", "b_null_rate"] < found.loc["old", "a_null_rate"] - 0.05
 
 
-TRANSPORT = [c for c in declared_contrasts() if c.role == "transport"]
+TRANSPORT = [  # each pair at the transport point, as a family of its own
+    replace(c, role="transport")
+    for c in declared_contrasts()
+    if c.name.endswith("(transport)") and c.b.pool == "best"
+]
 
 
 def test_realised_rates_and_the_verdict_vocabulary():
@@ -123,3 +129,32 @@ def test_equivalence_and_power():
     for counts in [(3, 1, 2, 4), (0, 0, 5, 5), (5, 0, 0, 0), (2.5, 1.5, 0.5, 3.0)]:
         for name, value in counts_metrics(*counts).items():
             assert count_metric(name, *counts) == pytest.approx(float(value))
+
+
+def test_a_matched_threshold_flags_exactly_the_rules_count():
+    """``matched_threshold`` flags round(rate · n) whatever n and rate (calibrated_threshold
+    flags one fewer wherever the rate is a count of n); at the held-out point the baseline
+    flags exactly as many of the learning half's held-out problems as the rule flags there,
+    and at ``heldout@r`` exactly the share r of them."""
+    from srlib.detection.decide import calibrated_threshold, matched_threshold
+    from srlib.detection.operating import _halves, flags
+
+    rng = np.random.default_rng(8)
+    for n in (1, 2, 7, 50, 333):
+        s = rng.random(n)
+        for m in range(0, n + 1, max(1, n // 7)):
+            assert np.count_nonzero(s > matched_threshold(s, m / n)) == m
+        if n > 2:
+            assert np.count_nonzero(s > calibrated_threshold(s, 3 / n)) == 2  # the old rounding
+    p = equal_family(rng, seeds=1, n=400)["seed 0"]
+    draw = (np.arange(p.y.size), None)
+    first, second, unseen = _halves(p, draw[0], {})
+    for learn, judged in ((second & unseen, first), (first & unseen, second)):
+        base = flags(p, "PPL", "heldout:SR gray", draw, 0.05)
+        at = thresholds(p, "PPL", "heldout:SR gray", draw, 0.05)[judged][0]
+        assert np.count_nonzero(p.untied["PPL"][learn] > at) == np.count_nonzero(
+            p.flags["SR gray"][learn]
+        )
+        low = thresholds(p, "SR gray", "heldout@0.05", draw, 0.05)[judged][0]
+        assert np.count_nonzero(p.untied["SR gray"][learn] > low) == round(0.05 * learn.sum())
+    assert base.dtype == bool

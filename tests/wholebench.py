@@ -1,7 +1,7 @@
 """Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP and
 HumanEval rename variant checked byte for byte, the memorisation test's positive control on
-every vendored CredData candidate; and the suite's three longest simulations (the book's
-design, the best of ten, clustered coverage). Each returns a small JSON-able result that
+every vendored CredData candidate; and the suite's longest simulations (the book's design and
+its power, the best of ten, clustered coverage). Each returns a small JSON-able result that
 its test asserts on. With the quick book building beside the suite (``quickbook.py``), that
 process computes those in ``JOBS`` on its own core while the suite's other tests run, and
 the tests read its answers; any other, or a test run alone, computes its check itself
@@ -17,6 +17,7 @@ EARLY = (
     "mbpp_rename_problems",
     "humaneval_rename_problems",
     "books_design",
+    "books_power",
     "best_of_ten",
     "clustered_coverage",
 )  # before the quick chapters
@@ -124,6 +125,13 @@ def books_design() -> dict:
     from test_pooling import books_design_trials
 
     return books_design_trials()
+
+
+def books_power() -> dict:
+    """``test_power.books_power_trials``: the stated power at the book's design."""
+    from test_power import books_power_trials
+
+    return books_power_trials()
 
 
 def best_of_ten() -> dict:

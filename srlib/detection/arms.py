@@ -22,9 +22,12 @@ class Arm:
     ``matched`` arm (on the calibration split), a ``null`` arm (on the null controls'
     evaluated problems, cross-fitted) or a ``heldout`` arm (on the leaked model's held-out
     half, cross-fitted) is matched to; ``fpr`` sets a calibrated arm's own rate (default:
-    the table's); ``scores`` ranks by the score itself (a self-referential rule's margin),
-    for ranking metrics. An arm of several detectors is the best of them (``pool`` "best",
-    chosen in every resample) or their mean ("mean": the paper's average over baselines)."""
+    the table's), or, for a ``heldout`` arm matched to no rule, the share of the leaked
+    model's held-out half it flags (cross-fitted: a true-positive rate at that
+    false-positive rate, a rule's margin or a score read alike); ``scores`` ranks by the
+    score itself (a self-referential rule's margin), for ranking metrics. An arm of several
+    detectors is the best of them (``pool`` "best", chosen in every resample) or their mean
+    ("mean": the paper's average over baselines)."""
 
     detectors: tuple[str, ...]
     threshold: str = "none"
@@ -39,15 +42,24 @@ class Arm:
             raise ValueError("an arm needs at least one detector")
         if self.pool not in POOLS:
             raise ValueError(f"an arm pools its detectors by one of {POOLS}, got {self.pool!r}")
-        if (self.threshold in MATCHED) != (self.matched_to is not None):
-            raise ValueError("a matched arm names the rule it is matched to, and only it does")
+        at_rate = self.threshold == "heldout" and self.fpr is not None
+        if (self.threshold in MATCHED and not at_rate) != (self.matched_to is not None):
+            raise ValueError(
+                "a matched arm names the rule it is matched to (or, held-out, its own fpr), "
+                "and only it does"
+            )
         if self.matched_to is not None and not detector(self.matched_to).threshold_free:
             raise ValueError(f"{self.matched_to!r} has a threshold: nothing to match it to")
-        if self.fpr is not None and (self.threshold != "calibrated" or not 0 < self.fpr < 1):
-            raise ValueError(f"an own fpr (got {self.fpr}) is a calibrated arm's, in (0, 1)")
+        if self.fpr is not None and (
+            self.threshold not in ("calibrated", "heldout") or not 0 < self.fpr < 1
+        ):
+            raise ValueError(
+                f"an own fpr (got {self.fpr}) is a calibrated or held-out arm's, in (0, 1)"
+            )
         for name in self.detectors:
             entry = detector(name)  # an unknown name lists the known ones
             free_ok = ("none", "scores", "calibrated")  # a rule's margin may be calibrated
+            free_ok += ("heldout",) if at_rate else ()  # or set on the held-out half
             thresholded_ok = ("calibrated", *MATCHED, "oracle", "scores")
             if self.threshold not in (free_ok if entry.threshold_free else thresholded_ok):
                 raise ValueError(
@@ -67,6 +79,8 @@ class Arm:
             return f"{who} (at {self.matched_to}'s calibration rate)"
         if self.threshold == "null":
             return f"{who} (at {self.matched_to}'s null-control rate)"
+        if self.threshold == "heldout" and self.matched_to is None:
+            return f"{who} (at {self.fpr:.0%} of held-out)"
         if self.threshold == "heldout":
             return f"{who} (at {self.matched_to}'s held-out rate)"
         if self.fpr is not None:
@@ -76,9 +90,9 @@ class Arm:
     @property
     def mode(self) -> str:
         """The threshold mode as the computation keys it (a matched arm with its rule)."""
-        if self.threshold in MATCHED:
+        if self.threshold in MATCHED and self.matched_to is not None:
             return f"{self.threshold}:{self.matched_to}"
-        return self.threshold if self.fpr is None else f"calibrated@{self.fpr}"
+        return self.threshold if self.fpr is None else f"{self.threshold}@{self.fpr}"
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,9 @@ A family (``declared.FAMILIES``) is judged family-wise: each set of p-values Hol
 across the family within each part, and ``family_verdict`` reads "better" or "worse" where
 the difference is significant, else "equivalent" where equivalence is, else
 "inconclusive". The paper's rows (role ``paper``) are tested one-sided against the paper's
-gain (``declared.PAPER_GAIN``) and against zero, Holm across them: "not reproduced here"
-where the gain is shown below the paper's, else "reproduced" where it is shown above zero,
-else "inconclusive". Beside each: the difference the design detects with 80% power, the seeds
+gain (``declared.PAPER_GAIN``) and against zero, Holm across them, and read as
+``PAPER_VERDICTS`` says. Beside each:
+the difference the design detects with 80% power (``stats.pooling.detectable``), the seeds
 a ``margin`` would need to be detected and to be shown equivalent (Var(c) does not shrink
 with seeds), the per-seed spread, and each arm's realised flag rates on the null controls and
 on the leaked model's held-out and leaked halves (``operating.realised``)."""
@@ -364,9 +364,10 @@ def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
 
 def _paper(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """The paper's rows, one-sided, Holm-adjusted once across both directions of every row of
-    a part (2m tests): "not reproduced here" where the gain is shown below the paper's, else
-    "reproduced" where it is shown above zero (and not below the paper's: a weak
-    reproduction of a large claim, the interval says how weak), else "inconclusive"."""
+    a part (2m tests): "smaller but positive" where the gain is shown both below the paper's
+    and above zero; "not reproduced here" where it is shown below the paper's only;
+    "reproduced" where it is shown above zero only (a weak reproduction of a large claim: the
+    interval says how weak); else "inconclusive"."""
     table["p_above_zero_holm"] = np.nan
     paper = table[(table.role == "paper") & table.p_below_gain.notna()]
     for _, g in paper.groupby("part", sort=False):
@@ -375,12 +376,19 @@ def _paper(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         table.loc[g.index, "p_holm"] = below
         table.loc[g.index, "p_equivalent_holm"] = np.nan
         table.loc[g.index, "family_verdict"] = [
-            "not reproduced here" if b < alpha else ("reproduced" if a < alpha else "inconclusive")
-            for b, a in zip(below, above, strict=True)
+            PAPER_VERDICTS[b < alpha, a < alpha] for b, a in zip(below, above, strict=True)
         ]
         table.loc[g.index, "p_above_zero_holm"] = above
     return table
 
+
+PAPER_VERDICTS = {
+    (True, True): "smaller but positive",
+    (True, False): "not reproduced here",
+    (False, True): "reproduced",
+    (False, False): "inconclusive",
+}
+"""(shown below the paper's gain, shown above zero) → the paper row's verdict."""
 
 COLUMNS = (
     *("contrast", "role", "part", "a", "b", "metric", "a_value", "b_value", "difference"),

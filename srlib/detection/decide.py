@@ -97,6 +97,20 @@ def calibrated_threshold(clean_scores: Sequence[float], fpr: float = 0.05) -> fl
     return float(np.partition(s, k)[k])  # without its overhead (a test checks they agree)
 
 
+def matched_threshold(scores: Sequence[float], rate: float) -> float:
+    """The threshold that flags exactly ``round(rate · n)`` of ``scores`` (flag when score >
+    t; their n non-NaN values, ties already broken): where a baseline is matched to a rule's
+    flag rate on the same problems, it flags as many as the rule does. ``calibrated_threshold``
+    rounds the other way (at most ``fpr``), as a deployable false-positive budget must; matched
+    there, a baseline flagged one problem fewer than the rule on every half."""
+    s = np.sort(np.asarray(scores, dtype=float))
+    s = s[~np.isnan(s)]
+    if s.size == 0:
+        raise ValueError("no scores to match a rate on")
+    keep = s.size - int(round(rate * s.size))  # the values left unflagged
+    return float(s[keep - 1]) if keep > 0 else float("-inf")
+
+
 def threshold_decide(
     scores: Sequence[float], threshold: float | np.ndarray, inclusive: bool = False
 ) -> pd.arrays.BooleanArray:

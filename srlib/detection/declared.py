@@ -1,33 +1,36 @@
-"""The book's contrasts, declared in code: two questions, each its own family, the paper's
-gain as the paper states it, and the record of when each was fixed.
+"""The book's contrasts, declared in code: two questions, each its own confirmatory family of
+the paper's comparisons, the statistic chosen for its question and its power; the paper's
+gain at this book's points; everything else exploratory; and the record of when each was
+fixed (``HISTORY``) with the power stated before the confirming seeds were run (``DESIGN``).
 
 **Discrimination** — which score ranks the leaked model's leaked problems above its unseen
-ones? Each SR rule against each baseline of its setting, the baseline's threshold flagging as
-many of the leaked model's held-out problems as the rule flags of them (``operating``'s
-``heldout`` point, cross-fitted): at equal false-positive rates on the model judged, a
-difference in MCC is a difference in leaked problems found. The AUC difference (no threshold
-at all) stands beside it.
+ones? Asked of the scores themselves, with no threshold: the AUC on the leaked model of each
+SR rule's margin against the **mean** AUC of the baselines of its setting (the paper reports
+its gain as an average over them). Exploratory beside it: each baseline alone, the TPR at 1%
+and 5% of the leaked model's held-out half (cross-fitted, ``operating``'s ``heldout@r``), and
+the MCC with the baseline flagging as many held-out problems as the rule (``heldout``).
 
 **Threshold transport** — whose decisions hold when the threshold comes from a clean model?
-The same pairs, the baseline's threshold flagging as many of the **null controls'** problems
-(a clean model of the same recipe) as the rule flags of them (the ``null`` point), applied to
-the leaked model. The leaked model's scores move as a whole, so a detector whose flags move
-less with that shift wins here even at equal discrimination: the paper's argument for a
-threshold-free rule, and a different question from the first.
+The rule's decisions against the baselines' (their mean MCC), each baseline's threshold
+flagging as many of the **null controls'** problems (a clean model of the same recipe) as the
+rule flags of them (the ``null`` point, cross-fitted) and applied to the leaked model. The
+leaked model's scores move as a whole, so a detector whose flags move less with that shift
+wins here even at equal discrimination: the paper's argument for a threshold-free rule, and
+a different question from the first.
 
-Each family is Holm-adjusted on its own (two questions, two families). The paper's gains
-(``PAPER_GAIN``) are tested as it reports them: SR's F1 against the **mean** over the
-baselines of its setting, one-sided in the claim's direction, at both points.
+Each family is Holm-adjusted on its own over its two contrasts (gray- and black-box). The
+paper's gain (``PAPER_GAIN``, F1 over the mean of the baselines) is tested one-sided at this
+book's two matched points, which are not the paper's own thresholds.
 
-What was fixed when (``HISTORY``): the declared comparison changed each time after results had
-been read; the seeds those results came from (``CHOSEN_ON``) cannot confirm the families, and
-the book calls a pool confirmatory only over other seeds (``replicates: [3, 4, 5]`` runs one
-with the same code; they score the same problems, whose shared part of the variance informed
-the choice too)."""
+What was fixed when (``HISTORY``): every change was made after results had been read; the
+seeds those results came from (``CHOSEN_ON``) cannot confirm a family, so the book's default
+replicate seeds (``TestbedConfig.replicates``) are others, run after ``DESIGN`` was
+committed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from srlib.detection.arms import Arm, Contrast
 
@@ -36,10 +39,11 @@ FAMILIES = ("discrimination", "transport", "deployable", "plug-in")
 
 QUESTIONS = {
     "discrimination": "which score ranks leaked problems above unseen ones on the leaked model"
-    " (the baseline flags as many of its held-out problems as the rule, cross-fitted)",
+    " (the AUC of each rule's margin against the mean AUC of its setting's baselines)",
     "transport": "whose decisions hold when the threshold is set on a clean model of the same"
-    " recipe (the baseline flags as many of the null controls' problems as the rule,"
-    " cross-fitted) and applied to the leaked model",
+    " recipe (each baseline flags as many of the null controls' problems as the rule,"
+    " cross-fitted) and applied to the leaked model (the rule's MCC against the baselines'"
+    " mean)",
     "deployable": "whose decisions hold with a threshold set on another benchmark's clean"
     " problems (the baseline flags as many of them as the rule)",
     "plug-in": "how a researcher's own detector compares, at the null controls' rate (its rule"
@@ -66,9 +70,55 @@ HISTORY = (
      " whose flags move less between clean and leaked models: discrimination (matched on the"
      " leaked model's held-out half) and threshold transport (the null point) as two families,"
      " the paper's gain as a mean over baselines, one-sided"),
+    ("#62", "2026-12-05", "after seeds 0–2's families were read (every verdict inconclusive,"
+     " and a simulation showed six contrasts on 2 degrees of freedom could not have decided):"
+     " discrimination asked of the scores (AUC), transport of the decisions (MCC), each rule"
+     " against the mean of its setting's baselines, two contrasts a family, the rest"
+     " exploratory; matched thresholds flag exactly the rule's count; the power below stated"
+     " for four replicate seeds never run before (3–6)"),
 )  # fmt: skip
 """(commit, date, what the declared comparison became): every change was made after results
 had been read."""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One confirmatory contrast's design, fixed before its seeds were run: the effect it is
+    to find (``effect``, in its metric), and the variance parts assumed for it — read on the
+    exploratory seeds (``CHOSEN_ON``: their claim table, pooled), the problems' part as the
+    mean of its pairs' problem SE (the SE of a mean of differences is at most the mean of
+    their SEs: conservative)."""
+
+    contrast: str
+    effect: float
+    problem_se: float
+    seed_sd: float
+
+    def power(self, seeds: int, family: int = 2) -> float:
+        """The stated power of the family verdict at ``seeds`` (``stats.pooling.power``)."""
+        from srlib.stats.pooling import power
+
+        return power(self.problem_se**2, self.seed_sd**2, seeds, self.effect, family)
+
+    def seeds_needed(self, family: int = 2) -> float:
+        """The fewest seeds with 80% power (``stats.pooling.seeds_needed``)."""
+        from srlib.stats.pooling import seeds_needed
+
+        return seeds_needed(self.problem_se**2, self.seed_sd**2, self.effect, family)
+
+
+DESIGN = (
+    Planned("SR gray − mean of 4 baselines (AUC)", 0.05, 0.0057, 0.0091),
+    Planned("SR black − mean of 2 baselines (AUC)", 0.05, 0.0, 0.0311),
+    Planned("SR gray − mean of 4 baselines (MCC, transport)", 0.10, 0.0137, 0.0233),
+    Planned("SR black − mean of 2 baselines (MCC, transport)", 0.10, 0.0, 0.0138),
+)  # fmt: skip
+"""The confirmatory contrasts' design (``Planned``), written down with ``HISTORY``'s #62 entry
+before the replicate seeds 3–6 were run: the effects named (an AUC difference of 0.05; an MCC
+difference of 0.10) and the variance parts of the seeds 0–2 claim table (lock record
+``5336403e…``) they were read from. The detection chapter prints each one's power at the
+build's seeds before its table; ``tests/test_power.py`` checks the stated power against the
+family verdicts of simulated testbeds."""
 
 
 def declared_contrasts(
@@ -77,24 +127,39 @@ def declared_contrasts(
 ) -> list[Contrast]:
     """The book's contrasts (``HISTORY`` says when each was fixed; none before every result).
 
-    Families, each Holm-adjusted on its own: the paper's rules (SR gray, SR black) against
-    each baseline of their setting in MCC, at the discrimination point (``heldout``) and at
-    the threshold-transport point (``null``). The paper's gain: SR's F1 against the mean of
-    its setting's baselines' F1, at both points (one-sided against ``PAPER_GAIN``).
-    Secondary: each pair in F1 and TPR at both points; ranking (AUC of the rule's margin
-    against the baseline's score); matched on the calibration split (deployable); the
-    baseline calibrated to ``fpr`` (SR's "no threshold needed" condition); the oracle
-    threshold; the audit's low-FPR regime (both calibrated to flag 5%, and 1%, of clean
-    calibration problems; MCC and TPR); the other reference-free SR rules against their own
-    score's baseline at both points; and the best self-referential rule against the best
-    calibrated baseline, both chosen inside every resample."""
-    settings = (("SR gray", tuple(gray)), ("SR black", tuple(black)))
+    Confirmatory, each family Holm-adjusted on its own: discrimination — the AUC of each
+    paper's rule's margin (SR gray, SR black) against the mean AUC of its setting's
+    baselines; threshold transport — its MCC against the baselines' mean MCC at the null
+    point. The paper's gain: SR's F1 against the mean of its setting's baselines' F1, at the
+    held-out and null points (one-sided against ``PAPER_GAIN``). Exploratory (their own
+    intervals only): each pair in AUC, in MCC, F1 and TPR at both points, and in TPR at 1%
+    and 5% of the held-out half; matched on the calibration split (deployable); the baseline
+    calibrated to ``fpr`` (SR's "no threshold needed" condition); the oracle threshold; the
+    audit's low-FPR regime (both calibrated to flag 5%, and 1%, of clean calibration
+    problems; MCC and TPR); the other reference-free SR rules against their own score's
+    baseline at both points; and the best self-referential rule against the best calibrated
+    baseline, both chosen inside every resample."""
+    settings = [(sr, tuple(bs)) for sr, bs in (("SR gray", gray), ("SR black", black)) if bs]
     pairs = [(sr, b) for sr, bs in settings for b in bs]
     points = {"discrimination": "heldout", "transport": "null"}
     out = [
-        Contrast(f"{sr} − {b} ({role})", Arm((sr,)), Arm((b,), mode, matched_to=sr), role)
-        for role, mode in points.items()
-        for sr, b in pairs
+        Contrast(
+            f"{sr} − mean of {len(bs)} baselines (AUC)",
+            Arm((sr,), "scores"),
+            Arm(bs, "scores", pool="mean"),
+            "discrimination",
+            "auc",
+        )
+        for sr, bs in settings
+    ]
+    out += [
+        Contrast(
+            f"{sr} − mean of {len(bs)} baselines (MCC, transport)",
+            Arm((sr,)),
+            Arm(bs, "null", matched_to=sr, pool="mean"),
+            "transport",
+        )
+        for sr, bs in settings
     ]
     out += [
         Contrast(
@@ -106,8 +171,27 @@ def declared_contrasts(
         )
         for role, mode in points.items()
         for sr, bs in settings
-        if bs
     ]
+    out += [
+        Contrast(f"{sr} − {b} (AUC)", Arm((sr,), "scores"), Arm((b,), "scores"), "secondary", "auc")
+        for sr, b in pairs
+    ]
+    out += [
+        Contrast(f"{sr} − {b} ({role})", Arm((sr,)), Arm((b,), mode, matched_to=sr), "secondary")
+        for role, mode in points.items()
+        for sr, b in pairs
+    ]
+    for rate in (0.05, 0.01):  # discrimination at low false-positive rates, cross-fitted
+        out += [
+            Contrast(
+                f"{sr} − {b} (TPR at {rate:.0%} of held-out)",
+                Arm((sr,), "heldout", fpr=rate),
+                Arm((b,), "heldout", fpr=rate),
+                "secondary",
+                "tpr",
+            )
+            for sr, b in pairs
+        ]
     out += [
         Contrast(f"{sr} − {b} ({metric.upper()}, {role})", Arm((sr,)),
                  Arm((b,), mode, matched_to=sr), "secondary", metric)
@@ -115,10 +199,6 @@ def declared_contrasts(
         for role, mode in points.items()
         for sr, b in pairs
     ]  # fmt: skip
-    out += [
-        Contrast(f"{sr} − {b} (AUC)", Arm((sr,), "scores"), Arm((b,), "scores"), "secondary", "auc")
-        for sr, b in pairs
-    ]
     out += [
         Contrast(
             f"{sr} − {b} (deployable: matched on calibration)",

@@ -15,6 +15,9 @@ benchmark text) on the very problems that are evaluated. The threshold modes:
   them — the operating point measured where the decisions are made. **Cross-fitted**: the
   problems are split in two halves (by a hash of their id), and each half is judged with the
   rate and threshold learnt on the other half's null-control rows, never on its own;
+- ``heldout@r``: flags the share ``r`` of the leaked model's held-out problems, cross-fitted
+  like ``heldout``: a score's (or a rule's margin's) true-positive rate at that
+  false-positive rate on the model judged;
 - ``heldout:RULE``: flags as many of the **leaked model's held-out problems** as RULE flags
   of them — equal false-positive rates on the model that is judged, so that a difference
   in MCC is a difference in how many leaked problems each flags there (discrimination), not
@@ -23,8 +26,10 @@ benchmark text) on the very problems that are evaluated. The threshold modes:
   threshold learnt on the other half's held-out problems;
 - ``oracle``: the MCC-optimal threshold on the evaluated samples themselves (an upper bound).
 
-Thresholds read scores with **ties broken at random** (seeded per detector and problem: each
-score moved by less than half the smallest gap between distinct values), so a discrete score
+A matched threshold flags **exactly** as many of the problems it is set on as the rule flags
+there (``decide.matched_threshold``). Thresholds read scores with **ties broken at random**
+(seeded per detector and problem: each score moved by less than half the smallest gap
+between distinct values), so a discrete score
 (n-gram accuracy takes a handful of values) can meet a rate instead of stopping at the tie
 below it. Ranking (AUC) reads the scores as they are."""
 
@@ -38,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from srlib.detection.compare import common_decided
-from srlib.detection.decide import calibrated_threshold, oracle_threshold
+from srlib.detection.decide import calibrated_threshold, matched_threshold, oracle_threshold
 from srlib.detection.registry import detector
 
 
@@ -123,11 +128,15 @@ def from_arrays(
     flags: dict[str, np.ndarray],
     scores: dict[str, np.ndarray],
     null: dict[str, np.ndarray] | None = None,
+    margins: dict[str, np.ndarray] | None = None,
 ) -> Part:
     """A part straight from arrays on one common decided set (simulations): rules' flags,
-    baselines' scores and, optionally, the null control's flags and scores on the same rows."""
+    baselines' scores and, optionally, the null control's flags and scores on the same rows
+    and the rules' margins (their scores, for ranking and held-out rates; the null control's
+    as ``null["margin:RULE"]``)."""
     empty = np.array([], str)
     out = Part(np.asarray(y, bool), dict(flags), dict(scores), {}, {}, {}, np.asarray(ids), empty)
+    out.margins = {k: np.asarray(v, float) for k, v in (margins or {}).items()}
     out.null = {k: np.asarray(v, float) for k, v in (null or {}).items()}
     return finish(out)
 
@@ -202,13 +211,15 @@ def thresholds(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np
         return _cross_fitted(p, name, mode.partition(":")[2], idx, memo)
     if mode.startswith("heldout:"):
         return _held_out(p, name, mode.partition(":")[2], idx, memo)
+    if mode.startswith("heldout@"):
+        return _held_out(p, name, None, idx, memo, float(mode.partition("@")[2]))
     if name not in p.clean:
         raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
     clean = p.untied[f"clean:{name}"]
     clean = clean if cal is None else clean[cal]
     if mode.startswith("matched:"):
-        fpr = _clean_rate(p, mode.partition(":")[2], cal)
-    elif mode.startswith("calibrated@"):
+        return np.full(idx.size, matched_threshold(clean, _clean_rate(p, mode[8:], cal)))
+    if mode.startswith("calibrated@"):
         fpr = float(mode.partition("@")[2])
     return np.full(idx.size, calibrated_threshold(clean, fpr))
 
@@ -237,16 +248,26 @@ def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) ->
         other = scores[~half]
         clean = other[~np.isnan(other)]
         if rate is not None and clean.size:
-            out[half] = calibrated_threshold(clean, rate)
+            out[half] = matched_threshold(clean, rate)
     return out
 
 
-def _held_out(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) -> np.ndarray:
+def _held_out(
+    p: Part, name: str, rule: str | None, idx: np.ndarray, memo: dict, rate: float = 0.0
+) -> np.ndarray:
     """Per resampled row: the threshold that flags, on the *other* half's held-out problems
-    of the leaked model, the share of them ``rule`` flags there."""
+    of the leaked model, the share of them ``rule`` flags there (no ``rule``: the share
+    ``rate``)."""
+    first, second, unseen = _halves(p, idx, memo)
+    if rule is None:
+        scores = p.untied[name][idx]
+        out = np.full(idx.size, np.inf)
+        for half, learn in ((first, second & unseen), (second, first & unseen)):
+            if learn.any():
+                out[half] = matched_threshold(scores[learn], rate)
+        return out
     if rule not in p.flags:
         raise ValueError(f"no flags of {rule!r}: a held-out arm is matched to a rule's flags")
-    first, second, unseen = _halves(p, idx, memo)
     if ("heldout", rule) not in memo:
         rule_flags = p.flags[rule][idx]
         learns = (second & unseen, first & unseen)  # each half learns on the other one
@@ -256,7 +277,7 @@ def _held_out(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) -> np.
     out = np.full(idx.size, np.inf)
     for half, (learn, rate) in zip((first, second), memo["heldout", rule], strict=True):
         if rate is not None:
-            out[half] = calibrated_threshold(scores[learn], rate)
+            out[half] = matched_threshold(scores[learn], rate)
     return out
 
 

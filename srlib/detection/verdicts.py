@@ -1,10 +1,10 @@
-"""The claim in words, from a ``contrasts.contrast_table``: per family (``declared.QUESTIONS``)
+"""The claim in sentences, from a ``contrasts.contrast_table``: per family (``declared.QUESTIONS``)
 the question it answers and its family-wise verdicts (better, worse, equivalent within the
 margin, or inconclusive) naming the contrasts, then each contrast with its pooled interval,
 the seeds' own differences, the arms' flag rates on the leaked model (held-out and leaked
 halves) and the null controls, and the design's power; which pools are confirmatory; and the
-paper's gains, tested as it states them (the wording of single intervals is
-``stats.verdicts``)."""
+paper's gains, tested at this book's points (the wording of single intervals is
+``stats.verdicts``; the answer box, decided findings first, ``answer``)."""
 
 from __future__ import annotations
 
@@ -49,11 +49,11 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
     rows = rows[rows.difference.notna()]
     rules = [
         f"{why}, so no comparison of "
-        + ", ".join(f"{_short(r.a)} − {_short(r.b)}" for r in g.itertuples())
+        + ", ".join(f"{short(r.a)} − {short(r.b)}" for r in g.itertuples())
         for why, g in (undecided.groupby("family_verdict", sort=False) if len(undecided) else [])
     ]
     rules += _by_rule(
-        rows, lambda r: f"{_short(r.b)} ({r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}])"
+        rows, lambda r: f"{short(r.b)} ({r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}])"
     )
     question = QUESTIONS.get(role, role)
     margin = rows.margin.iloc[0] if "margin" in rows and len(rows) else math.nan
@@ -67,7 +67,7 @@ def family_answer(table: pd.DataFrame, role: str) -> str:
 def _by_rule(rows: pd.DataFrame, name) -> list[str]:
     """Per rule, a sentence naming (``name(row)``) the baselines of each verdict, verdicts in
     ``VERDICTS`` order: "SR gray is better than PPL; is inconclusive against Zlib"."""
-    rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(_short))
+    rows = rows.assign(said=_verdicts(rows), rule=rows.a.map(short))
     out = []
     for rule, g in rows.groupby("rule", sort=False):
         said = [
@@ -86,7 +86,7 @@ def _phrase(verdict: str) -> str:
     return said.get(verdict, f"is {verdict} against")
 
 
-def _short(label: str) -> str:
+def short(label: str) -> str:
     """An arm's detector, without its operating point."""
     return label.split(" (")[0]
 
@@ -98,42 +98,6 @@ def _verdicts(rows: pd.DataFrame) -> list[str]:
         v if isinstance(v, str) and v else direction(lo, hi)
         for v, lo, hi in zip(family, rows.low, rows.high, strict=True)
     ]
-
-
-BRIEF = {
-    "discrimination": "which score ranks leaked problems above unseen ones",
-    "transport": "whose thresholds, set on a clean model, still decide well",
-}
-"""Each family's question in a few words, for an answer box."""
-
-
-def claim_answer(table: pd.DataFrame, markdown: bool = True) -> list[str]:
-    """The answer in words, short enough for a page's first screen: per family its question
-    in a few words and each rule's family-wise verdicts naming the baselines; then the
-    paper's gains, verdict per point (the intervals are in ``claim_headline``). Not
-    ``markdown``: plain text, as a cell prints it."""
-    strong = "**" if markdown else ""
-    if "role" not in table:
-        return []
-    out = []
-    for role, question in BRIEF.items():
-        rows = pooled_rows(table[table.role == role])
-        if rows.empty:
-            continue
-        rules = _by_rule(rows[rows.difference.notna()], lambda r: _short(r.b))
-        out.append(f"{strong}{role.capitalize()}{strong} ({question}): " + ". ".join(rules) + ".")
-    paper = pooled_rows(table[table.role == "paper"])
-    if len(paper):
-        said = [
-            f"{rule}: " + ", ".join(
-                f"{v} ({r.contrast.rsplit(', ', 1)[-1].rstrip(')')})"
-                for r, v in zip(g.itertuples(), _verdicts(g), strict=True)
-            )
-            for rule, g in paper.groupby("a", sort=False)
-        ]  # fmt: skip
-        paper_gains = f"{strong}The paper's F1 gains over the mean baseline{strong}"
-        out.append(f"{paper_gains}: " + "; ".join(said) + ".")
-    return out
 
 
 def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
@@ -181,7 +145,7 @@ def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
         chosen = ", ".join(map(str, CHOSEN_ON))
         out.append(
             f"Exploratory: the families were chosen after results on seeds {chosen} had been"
-            " read; `settings: {replicates: [3, 4, 5]}` confirms them with the same code."
+            " read; seeds outside them (`settings: {replicates: [...]}`) confirm them."
         )
     return out
 
@@ -198,7 +162,7 @@ def _row(row, verdict: str, same: pd.DataFrame, seeds: list[str], table: pd.Data
     else:
         text = f"{row.a} − {row.b}: {interval}, {verdict}"
     auc = table[(table.part == row.part) & (table.contrast == _auc_name(row))]
-    if row.role == "discrimination" and len(auc):
+    if row.role == "discrimination" and row.metric != "auc" and len(auc):
         a = auc.iloc[0]
         text += f"; AUC {a.difference:+.3f} [{a.low:+.3f}, {a.high:+.3f}]"
     each = same[same.part.isin(seeds)]
@@ -249,9 +213,8 @@ def paper_sentences(table: pd.DataFrame) -> list[str]:
     for rule, g in rows.groupby("a", sort=False):
         said = []
         for r in g.itertuples():
-            point = r.contrast.rsplit(", ", 1)[-1].rstrip(")")
             said.append(
-                f"at the {point} point {r.difference * 100:+.1f} [{r.low * 100:+.1f}, "
+                f"at the {paper_point(r)} point {r.difference * 100:+.1f} [{r.low * 100:+.1f}, "
                 f"{r.high * 100:+.1f}] points: {_paper_verdict(r)}"
             )
         gain = PAPER_GAIN.get(rule, g.paper_gain.iloc[0])
@@ -266,6 +229,11 @@ def _paper_verdict(r) -> str:
     """One paper row's verdict in words, with its one-sided Holm p-values."""
     gain = f"{r.paper_gain * 100:+.2f}"
     verdict = getattr(r, "family_verdict", "")
+    if verdict == "smaller but positive":
+        return (
+            f"smaller but positive (below the paper's {gain}, one-sided Holm p {_p(r.p_holm)};"
+            f" above zero, p {_p(r.p_above_zero_holm)})"
+        )
     if verdict == "not reproduced here":
         return f"not reproduced here (below the paper's {gain}, one-sided Holm p {_p(r.p_holm)})"
     if verdict == "reproduced":
@@ -274,6 +242,12 @@ def _paper_verdict(r) -> str:
             f" below the paper's {gain})"
         )
     return f"inconclusive (neither shown below the paper's {gain} nor above zero)"
+
+
+def paper_point(row) -> str:
+    """The point a paper row is tested at, as its name says it ("discrimination" for the
+    held-out-matched one, "transport" for the null-matched one)."""
+    return row.contrast.rsplit(", ", 1)[-1].rstrip(")")
 
 
 def _nan(x) -> bool:

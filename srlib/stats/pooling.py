@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import t
+from scipy.stats import chi2, t
 
 
 def problem_variance(seed_draws: np.ndarray) -> float:
@@ -102,10 +102,14 @@ class Pooled:
 
     def detectable(self, family: int = 1, alpha: float = 0.05, power: float = 0.8) -> float:
         """The true difference a two-sided test at α (Bonferroni-split across ``family``,
-        what Holm spends first) finds with probability ``power`` at this design:
-        (t(K − 1, 1 − α/2m) + t(K − 1, power))·se."""
-        df = self.df
-        return float((t.ppf(1 - alpha / (2 * family), df) + t.ppf(power, df)) * self.se)
+        what Holm spends first) finds with probability ``power`` at this design's variance
+        parts and K (``detectable``)."""
+        return detectable(self.problem_var, self.seed_sd**2, self.seeds, family, alpha, power)
+
+    def power(self, effect: float, family: int = 1, alpha: float = 0.05) -> float:
+        """The probability that a true difference ``effect`` is found at this design
+        (``power``)."""
+        return power(self.problem_var, self.seed_sd**2, self.seeds, effect, family, alpha)
 
     def seeds_needed(self, effect: float, family: int = 1, equivalence: bool = False) -> float:
         """``seeds_needed`` at this design's variance parts."""
@@ -120,14 +124,73 @@ def pool(difference: float, seed_values: np.ndarray, problem_var: float) -> Pool
     return Pooled(float(difference), values, float(problem_var))
 
 
-@lru_cache(maxsize=64)
-def _quantiles(family: int, equivalence: bool, alpha: float, power: float, cap: int) -> np.ndarray:
-    """The t quantiles ``seeds_needed`` multiplies se(K') by, for K' = 2 … cap (the same for
-    every contrast of a family: computed once)."""
-    df = np.arange(1, cap)
+_GRID = 400
+"""Quantiles of the seeds' variance estimate that ``power`` averages over (midpoints of equal
+probability: an integral exact to well under a point of power)."""
+
+
+@lru_cache(maxsize=256)
+def _chi2_grid(df: int) -> np.ndarray:
+    """χ²(df)/df at ``_GRID`` midpoint quantiles: the law of S²/σ² (fixed: no RNG)."""
+    return chi2.ppf((np.arange(_GRID) + 0.5) / _GRID, df) / df
+
+
+def power(
+    problem_var: float,
+    seed_var: float,
+    seeds: int,
+    effect: float,
+    family: int = 1,
+    alpha: float = 0.05,
+    equivalence: bool = False,
+) -> float:
+    """The probability that the pooled test at this design decides as hoped, computed
+    exactly for its model (D̄ normal around the true difference with variance
+    Var(c) + σ²/K, Var(c) known, S² = σ²·χ²(K − 1)/(K − 1) independent of D̄): averaged over
+    the law of S², the chance that |D̄| exceeds t(K − 1, 1 − α/2m)·√(Var(c) + S²/K) for a true
+    difference ``effect`` (two-sided at α/m: Holm's first step, so a lower bound for a
+    contrast that is not its family's smallest p); with ``equivalence``, that a true
+    difference of 0 is shown within ±``effect`` (two one-sided tests at α/m). Where the seeds
+    dominate this is the noncentral t's power; where Var(c) does, the normal's. The sentence
+    "detects X with 80% power" reads ``detectable``, which inverts it; ``tests/test_power.py``
+    checks it against the family verdicts of simulated testbeds at the book's design."""
+    from scipy.stats import norm
+
+    if seeds < 2:
+        raise ValueError(f"power needs at least 2 seeds, got {seeds}")
+    df = seeds - 1
+    sd = np.sqrt(problem_var + seed_var / seeds)
+    se_hat = np.sqrt(problem_var + seed_var * _chi2_grid(df) / seeds)
+    if sd == 0:
+        return 1.0 if (effect != 0) != equivalence else 0.0
     if equivalence:
-        return t.ppf(1 - alpha / family, df) + t.ppf((1 + power) / 2, df)
-    return t.ppf(1 - alpha / (2 * family), df) + t.ppf(power, df)
+        bound = effect - t.ppf(1 - alpha / family, df) * se_hat
+        return float(np.mean(np.clip(norm.cdf(bound / sd) - norm.cdf(-bound / sd), 0, 1)))
+    cut = t.ppf(1 - alpha / (2 * family), df) * se_hat
+    return float(np.mean(norm.sf((cut - effect) / sd) + norm.cdf((-cut - effect) / sd)))
+
+
+def detectable(
+    problem_var: float,
+    seed_var: float,
+    seeds: int,
+    family: int = 1,
+    alpha: float = 0.05,
+    target: float = 0.8,
+) -> float:
+    """The true difference found with probability ``target`` (``power``) at this design: the
+    root of power(effect) = target (infinite where no difference is, e.g. zero variance
+    parts make every difference found)."""
+    from scipy.optimize import brentq
+
+    sd = np.sqrt(problem_var + seed_var / seeds)
+    if sd == 0:
+        return 0.0
+    hi = sd
+    while power(problem_var, seed_var, seeds, hi, family, alpha) < target:
+        hi *= 2
+    return float(brentq(lambda e: power(problem_var, seed_var, seeds, e, family, alpha) - target,
+                        0.0, hi, xtol=sd * 1e-6))  # fmt: skip
 
 
 def seeds_needed(
@@ -137,15 +200,28 @@ def seeds_needed(
     family: int = 1,
     equivalence: bool = False,
     alpha: float = 0.05,
-    power: float = 0.8,
-    cap: int = 10_000,
+    target: float = 0.8,
+    cap: int = 1000,
 ) -> float:
-    """The fewest seeds K' (≥ 2) at which a difference of ``effect`` is found with ``power``
-    (two-sided at α/m), or, with ``equivalence``, a true difference of 0 is shown within
-    ±``effect`` with ``power`` (two one-sided tests at α/m), the problems' part Var(c) staying
-    whatever the seeds: se(K') = √(Var(c) + S²/K'), t on K' − 1. Infinite where even
-    ``cap`` seeds do not reach it (Var(c) alone is too large: more problems are needed)."""
-    k = np.arange(2, cap + 1)
-    se = np.sqrt(problem_var + seed_var / k)
-    ok = np.flatnonzero(_quantiles(family, equivalence, alpha, power, cap) * se <= effect)
-    return float(k[ok[0]]) if ok.size else float("inf")
+    """The fewest seeds K' (≥ 2) at which a difference of ``effect`` is found with probability
+    ``target`` (two-sided at α/m), or, with ``equivalence``, a true difference of 0 is shown
+    within ±``effect`` with it (two one-sided tests at α/m), the problems' part Var(c) staying
+    whatever the seeds (``power`` at K'). Infinite where even ``cap`` seeds do not reach it
+    (Var(c) alone is too large: more problems are needed)."""
+    if effect <= 0:
+        return float("inf")
+    k = 2
+    while k <= cap:
+        if power(problem_var, seed_var, k, effect, family, alpha, equivalence) >= target:
+            break
+        k = k + 1 if k < 64 else k * 2
+    else:
+        return float("inf")
+    if k > 64:  # doubled past the answer: search back between the last two tries
+        lo, hi = k // 2, k
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            ok = power(problem_var, seed_var, mid, effect, family, alpha, equivalence) >= target
+            lo, hi = (lo, mid) if ok else (mid, hi)
+        k = hi
+    return float(k)

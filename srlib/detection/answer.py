@@ -1,0 +1,182 @@
+"""The answer box, from a ``contrasts.contrast_table``: what was decided first, in words —
+what SR flags on problems the leaked model saw and never saw, whether a model-free classifier
+already tells an original from its variants, which scores rank leaked problems better (with
+intervals), whose decisions hold at a clean model's threshold, the paper's gain at this book's
+points — and only then what stays undecided and why (the power the design had for its named
+effect, ``declared.DESIGN``, and the seeds it would need). The full sentences per contrast are
+``verdicts.claim_headline``'s."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+from srlib.detection.declared import DESIGN, Planned
+from srlib.detection.verdicts import paper_point, pooled_rows, short
+from srlib.stats.pooling import power, seeds_needed
+from srlib.stats.verdicts import direction
+
+RATE_ROLE = "transport"
+"""The family whose rows carry each rule's own flag rates (the rule as it decides)."""
+
+
+def flag_rates(table: pd.DataFrame) -> list[tuple[str, float, float]]:
+    """(rule, share of the leaked model's held-out problems it flags, share of its leaked
+    ones), pooled over the seeds, from the rows where the rule decides as it does."""
+    rows = pooled_rows(table[table.role == RATE_ROLE])
+    out = []
+    for rule, g in rows.groupby("a", sort=False):
+        held, leaked = g.a_held_out_rate.iloc[0], g.a_leaked_rate.iloc[0]
+        if not (math.isnan(held) or math.isnan(leaked)):
+            out.append((short(rule), float(held), float(leaked)))
+    return out
+
+
+def _interval(r, scale: float = 1.0, digits: int = 3) -> str:
+    """A row's pooled difference and interval."""
+    d, lo, hi = (scale * x for x in (r.difference, r.low, r.high))
+    return f"{d:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+
+
+def _decided(rows: pd.DataFrame) -> list:
+    """The rows whose family verdict decided something (not "inconclusive")."""
+    return [r for r in rows.itertuples() if r.family_verdict not in ("", "inconclusive")]
+
+
+def _ranking(table: pd.DataFrame) -> str | None:
+    """Which scores rank leaked problems better: the family's verdicts, then the exploratory
+    baselines whose own AUC interval lies on one side of SR's."""
+    family = pooled_rows(table[table.role == "discrimination"])
+    if family.empty:
+        return None
+    said = [
+        f"{short(r.a)} − {short(r.b)} {_interval(r)} AUC, {r.family_verdict}"
+        for r in _decided(family)
+    ]
+    auc = pooled_rows(table[(table.role == "secondary") & (table.metric == "auc")])
+    for side, words in (("worse", "rank leaked problems better than"),
+                        ("better", "rank leaked problems worse than")):  # fmt: skip
+        names = [r for r in auc.itertuples() if direction(r.low, r.high) == side]
+        for rule in dict.fromkeys(r.a for r in names):
+            mine = [f"{short(r.b)} ({_interval(r)})" for r in names if r.a == rule]
+            said.append(f"{', '.join(mine)} {words} {rule} (exploratory AUC differences)")
+    if not said:
+        return None
+    return "; ".join(said)
+
+
+def _transport(table: pd.DataFrame) -> str | None:
+    """Whose decisions hold at a clean model's threshold: the family's decided verdicts."""
+    rows = _decided(pooled_rows(table[table.role == "transport"]))
+    return "; ".join(f"{short(r.a)} − {short(r.b)} {_interval(r)} MCC, {r.family_verdict}"
+                     for r in rows) or None  # fmt: skip
+
+
+def _paper(table: pd.DataFrame) -> str | None:
+    """The paper's gain at this book's points, per rule and point, in F1 points."""
+    rows = pooled_rows(table[table.role == "paper"])
+    if rows.empty:
+        return None
+    said = [
+        f"{short(r.a)} {_interval(r, 100, 1)} at the {paper_point(r)} point"
+        f" (paper {r.paper_gain * 100:+.1f}): {r.family_verdict or 'no test'}"
+        for r in rows.itertuples()
+    ]
+    return "; ".join(said)
+
+
+def undecided(table: pd.DataFrame) -> list[str]:
+    """Each confirmatory contrast that stayed inconclusive, with the power its design had for
+    the named effect at this table's seeds and the seeds 80% would need (``power_sentence``)."""
+    rows = pooled_rows(table[table.role.isin(("discrimination", "transport"))])
+    plans = {p.contrast: p for p in DESIGN}
+    out = []
+    for r in rows.itertuples():
+        if r.family_verdict == "inconclusive":
+            plan = plans.get(r.contrast)
+            why = f": {power_sentence(plan, table)}" if plan else ""
+            out.append(f"{r.contrast} {_interval(r)}{why}")
+    return out
+
+
+def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
+    """A confirmatory contrast's power for its named effect at the table's seeds: as stated
+    before they were run (``Planned.power``), with the variance parts this table realised,
+    and the seeds 80% would need at the larger of the two variances."""
+    rows = pooled_rows(table[table.contrast == plan.contrast])
+    k = int(rows.seeds.iloc[0]) if len(rows) and "seeds" in rows else 0
+    if k < 2:
+        return f"one seed: no pooled test of {plan.effect:g}"
+    family = int((pooled_rows(table).role == rows.role.iloc[0]).sum())
+    row = rows.iloc[0]
+    parts = max(
+        (plan.problem_se**2, plan.seed_sd**2),
+        (float(row.problem_se) ** 2, float(row.seed_sd) ** 2),
+        key=lambda v: v[0] + v[1] / k,
+    )
+    realised = power(float(row.problem_se) ** 2, float(row.seed_sd) ** 2, k, plan.effect, family)
+    needed = seeds_needed(*parts, plan.effect, family)
+    seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
+    return (
+        f"power for a difference of {plan.effect:g}: {plan.power(k, family):.0%} stated before"
+        f" these {k} seeds were run, {realised:.0%} with their own variance; {seeds} would give"
+        " 80%"
+    )
+
+
+def design_sentences(table: pd.DataFrame) -> list[str]:
+    """Before the families' table: each confirmatory contrast's named effect and power
+    (``power_sentence``), and where it is under 80% that a verdict is not to be expected."""
+    out = []
+    for plan in DESIGN:
+        if (table.contrast == plan.contrast).any():
+            said = power_sentence(plan, table)
+            out.append(f"{plan.contrast}: {said}.")
+    return out
+
+
+def claim_answer(
+    table: pd.DataFrame, markdown: bool = True, premise: Mapping[str, float] | None = None
+) -> list[str]:
+    """The answer box: what was decided, first — SR's flag rates on the leaked model's
+    held-out and leaked halves; with ``premise`` (``blind.premise_summary`` over the evaluated
+    problems) what a model-free classifier makes of originals and variants; which scores rank
+    leaked problems better; whose decisions hold at a clean model's threshold; the paper's
+    gain at this book's points — then what stays undecided and why. Not ``markdown``: plain
+    text, as a cell prints it."""
+    if "role" not in table:
+        return []
+    strong = "**" if markdown else ""
+    out = []
+    rates = flag_rates(table)
+    if rates:
+        out.append(
+            f"{strong}What SR flags{strong}: "
+            + "; ".join(
+                f"{rule} flags {held:.0%} of the problems the leaked model never saw and"
+                f" {leaked:.0%} of those it saw"
+                for rule, held, leaked in rates
+            )
+            + " (every flag on the unseen half is false)."
+        )
+    if premise:
+        out.append(
+            f"{strong}Without any model{strong}, a classifier of names and tokens tells an"
+            f" original from its variants with AUC {premise['auc']:.2f}; SR's rule on its"
+            f" scores flags {premise['flag_rate']:.0%} of problems (chance"
+            f" {premise['chance']:.0%}): the original is easier partly because the variants"
+            " read differently."
+        )
+    for label, said in (
+        ("Ranking leaked problems", _ranking(table)),
+        ("At a clean model's threshold", _transport(table)),
+        ("The paper's F1 gain at this book's matched points, not the paper's own", _paper(table)),
+    ):
+        if said:
+            out.append(f"{strong}{label}{strong}: {said}.")
+    open_ = undecided(table)
+    if open_:
+        out.append(f"{strong}Undecided{strong}: " + "; ".join(open_) + ".")
+    return out
