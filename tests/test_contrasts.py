@@ -204,7 +204,7 @@ def test_each_family_is_holm_controlled():
         {b: rng.random(300) for b in scores},
     )
     family = [  # each pair at both points, as the families were before #62: four a family
-        replace(c, role="discrimination" if "discrimination" in c.name else "transport")
+        replace(c, role="discrimination" if "held-out" in c.name else "transport")
         for c in declared_contrasts(black=())
         if c.role == "secondary"
         and c.metric == "mcc"

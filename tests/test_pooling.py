@@ -103,14 +103,14 @@ def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_e
 ):
     """300 simulated testbeds of the book's seeds × 664 problems, both declared families
     (each rule against the mean of its baselines: AUC, and MCC at the null point) on equal
-    detectors, the per-seed spread of an MCC difference about 0.15 (larger than the build's
+    detectors, the per-seed spread of an MCC difference above 0.1 (larger than the build's
     own: the chapter prints it). Coverage of each 95% interval within 0.93–0.99, and each
     family's Holm family-wise error (better *or* worse anywhere in it) consistent with 5%:
     no more trials than a 5% procedure exceeds in 2.5% of runs (``NOMINAL``).
     Power of the check: a procedure at twice the nominal error (10%) passes with probability
     P(Bin(200, 0.1) ≤ 10) ≈ 1%; one that covers 90% passes about as rarely."""
     found = background_job("books_design")  # books_design_trials()
-    assert found["spread"] >= 0.14, found
+    assert found["spread"] >= 0.1, found  # the build's own spread of these is several times smaller
     assert 0.93 <= found["covered"] <= 0.99, found
     assert found["trials"] == 300, found
     assert all(wrong <= nominal(300) for wrong in found["wrong"].values()), found

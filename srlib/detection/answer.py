@@ -161,7 +161,7 @@ def claim_answer(
             )
             + " (every flag on the unseen half is false)."
         )
-    if premise:
+    if premise is not None:
         out.append(
             f"{strong}Without any model{strong}, a classifier of names and tokens tells an"
             f" original from its variants with AUC {premise['auc']:.2f}; SR's rule on its"

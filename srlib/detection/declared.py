@@ -141,7 +141,7 @@ def declared_contrasts(
     baseline, both chosen inside every resample."""
     settings = [(sr, tuple(bs)) for sr, bs in (("SR gray", gray), ("SR black", black)) if bs]
     pairs = [(sr, b) for sr, bs in settings for b in bs]
-    points = {"discrimination": "heldout", "transport": "null"}
+    points = {"held-out": "heldout", "transport": "null"}  # named as the contrasts name them
     out = [
         Contrast(
             f"{sr} − mean of {len(bs)} baselines (AUC)",

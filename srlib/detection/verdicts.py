@@ -245,8 +245,8 @@ def _paper_verdict(r) -> str:
 
 
 def paper_point(row) -> str:
-    """The point a paper row is tested at, as its name says it ("discrimination" for the
-    held-out-matched one, "transport" for the null-matched one)."""
+    """The point a paper row is tested at, as its name says it ("held-out" for the one
+    matched on the leaked model's held-out half, "transport" for the null-matched one)."""
     return row.contrast.rsplit(", ", 1)[-1].rstrip(")")
 
 

@@ -41,6 +41,7 @@ def premise_table(tb: Testbed, metrics: pd.DataFrame | None = None) -> pd.DataFr
             & (metrics.epoch == tb.config.epochs)
             & (metrics.view == "unfiltered")
             & (metrics.detector == "SR gray")
+            & (metrics.threshold == "none")
             & (metrics.metric == "fpr")
         ]
         table["SR gray held-out flag rate"] = last.set_index("group").value.reindex(table.index)
