@@ -144,23 +144,28 @@ def test_the_answer_box_leads_with_what_was_decided():
         [("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.02, 0.01, 0.03)], "paper"
     ).assign(a="SR gray", metric="f1", paper_gain=0.2152, family_verdict="smaller but positive")
     claims = pd.concat([family, transport, auc, paper], ignore_index=True)
-    premise = {"auc": 0.93, "flag_rate": 0.97, "chance": 1 / 6, "problems": 664.0}
+    premise = {"auc": 0.93, "flag_rate": 0.97, "chance": 1 / 6, "problems": 664.0,
+               "p_above_chance": 1e-9}  # fmt: skip
     said = claim_answer(claims, premise=premise)
     assert said[0] == (
-        "**What SR flags**: SR gray flags 86% of the problems the leaked model never saw and 90%"
-        " of those it saw (every flag on the unseen half is false)."
+        "**What SR flags**: SR gray 86% of the problems the leaked model never saw, 90% of"
+        " those it saw."
     )
-    assert said[1].startswith("**Without any model**") and "AUC 0.93" in said[1]
+    assert said[1].startswith("**Without a model**") and "AUC 0.93" in said[1]
+    assert said[1].endswith("read differently.")
+    quiet = claim_answer(claims, premise=premise | {"p_above_chance": 0.4})[1]
+    assert quiet.endswith("no evidence that the variants read differently.")
     assert said[2] == (
         "**Ranking leaked problems**: SR black − mean of 2 baselines -0.040 [-0.060, -0.020]"
         " AUC, worse; Min-K%++ (-0.120 [-0.150, -0.090]) rank leaked problems better than"
-        " SR gray (exploratory AUC differences)."
+        " SR gray (exploratory, unadjusted)."
     )
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
-    assert (
-        "+2.0 [+1.0, +3.0] at the transport point (paper +21.5): smaller but positive" in (said[4])
+    assert said[4] == (
+        "**The paper's F1 gain, at this book's matched points**: SR gray +2.0 [+1.0, +3.0]"
+        " transport (smaller but positive) against the paper's +21.5."
     )
-    assert said[5].startswith("**Undecided**: SR gray − mean of 4 baselines (AUC)")
-    assert "stated before these 4 seeds were run" in said[5] and "would give 80%" in said[5]
+    assert said[5].startswith("**Undecided**: SR gray − mean of 4 baselines (AUC) (power")
+    assert "for 0.05;" in said[5] and "for 80%)" in said[5]
     assert len(said) == 6 and sum(s.count("inconclusive") for s in said) == 0
     assert claim_answer(claims, markdown=False)[0].startswith("What SR flags: SR gray")

@@ -135,9 +135,10 @@ def test_a_matched_threshold_flags_exactly_the_rules_count():
     """``matched_threshold`` flags round(rate · n) whatever n and rate (calibrated_threshold
     flags one fewer wherever the rate is a count of n); at the held-out point the baseline
     flags exactly as many of the learning half's held-out problems as the rule flags there,
-    and at ``heldout@r`` exactly the share r of them."""
+    and at ``heldout@r`` exactly the share r of them — in a resample that draws problems
+    twice too (``operating.drawn``)."""
     from srlib.detection.decide import calibrated_threshold, matched_threshold
-    from srlib.detection.operating import _halves, flags
+    from srlib.detection.operating import _halves, drawn, flags
 
     rng = np.random.default_rng(8)
     for n in (1, 2, 7, 50, 333):
@@ -147,14 +148,18 @@ def test_a_matched_threshold_flags_exactly_the_rules_count():
         if n > 2:
             assert np.count_nonzero(s > calibrated_threshold(s, 3 / n)) == 2  # the old rounding
     p = equal_family(rng, seeds=1, n=400)["seed 0"]
-    draw = (np.arange(p.y.size), None)
-    first, second, unseen = _halves(p, draw[0], {})
-    for learn, judged in ((second & unseen, first), (first & unseen, second)):
-        base = flags(p, "PPL", "heldout:SR gray", draw, 0.05)
-        at = thresholds(p, "PPL", "heldout:SR gray", draw, 0.05)[judged][0]
-        assert np.count_nonzero(p.untied["PPL"][learn] > at) == np.count_nonzero(
-            p.flags["SR gray"][learn]
-        )
-        low = thresholds(p, "SR gray", "heldout@0.05", draw, 0.05)[judged][0]
-        assert np.count_nonzero(p.untied["SR gray"][learn] > low) == round(0.05 * learn.sum())
-    assert base.dtype == bool
+    every = np.arange(p.y.size)
+    resample = rng.choice(p.y.size, p.y.size)  # problems drawn twice: tied copies
+    assert np.unique(resample).size < resample.size
+    for idx in (every, resample):
+        draw = (idx, None)
+        first, second, unseen = _halves(p, idx, {})
+        for learn, judged in ((second & unseen, first), (first & unseen, second)):
+            at = thresholds(p, "PPL", "heldout:SR gray", draw, 0.05)[judged][0]
+            assert np.count_nonzero(drawn(p, "PPL", idx)[learn] > at) == np.count_nonzero(
+                p.flags["SR gray"][idx][learn]
+            )
+            low = thresholds(p, "SR gray", "heldout@0.05", draw, 0.05)[judged][0]
+            found = np.count_nonzero(drawn(p, "SR gray", idx)[learn] > low)
+            assert found == round(0.05 * learn.sum())
+    assert flags(p, "PPL", "heldout:SR gray", (every, None), 0.05).dtype == bool

@@ -1,8 +1,9 @@
 """Power said truthfully: the stated power of a family verdict (``stats.pooling.power``) is the
 rate at which the family verdict finds a true difference — checked exactly where the model is
-exact (noncentral t, normal), by simulation of the pooled test at K = 3 and at the seeds a
-margin needs, and through the whole contrast machinery at the book's confirmatory design
-(``declared.DESIGN``: four seeds × 664 problems, two contrasts a family)."""
+exact (noncentral t, normal), by simulation of the pooled test's model at K = 3 and at the
+seeds a margin needs (``DESIGN``'s variance parts), and through the whole contrast machinery
+at the size of the book's confirmatory design (its seeds × 664 problems, two contrasts a
+family) with synthetic variance parts."""
 
 from __future__ import annotations
 
@@ -102,3 +103,16 @@ def test_at_the_books_design_the_stated_power_is_the_family_verdicts(background_
     assert 0.3 <= found["stated"] <= 0.9, found  # a design where power can be wrong
     assert abs(found["found"] - found["stated"]) <= 0.05, found
     assert found["false"] <= nominal(found["trials"]), found
+
+
+def test_the_edges_of_power_and_seeds_needed():
+    """Known differences (no variance) are found where not zero and equivalent inside the
+    margin; a negative effect needs the seeds its size does; the search reaches the cap."""
+    assert power(0.0, 0.0, 3, 0.1) == 1.0 and power(0.0, 0.0, 3, 0.0) == 0.0
+    assert power(0.0, 0.0, 3, 0.1, equivalence=True) == 1.0
+    assert detectable(0.0, 0.0, 3) == 0.0
+    assert seeds_needed(1e-5, 1e-3, -0.05, 2) == seeds_needed(1e-5, 1e-3, 0.05, 2)
+    far = seeds_needed(0.0, 1.0, 0.1, cap=1000)  # about 800 seeds: past the doubling's 512
+    assert 512 < far <= 1000 and power(0.0, 1.0, int(far), 0.1) >= 0.8
+    assert power(0.0, 1.0, int(far) - 1, 0.1) < 0.8
+    assert seeds_needed(0.01, 0.0, 0.01) == float("inf")  # the problems' part alone: too big

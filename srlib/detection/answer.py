@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from srlib.detection.declared import DESIGN, Planned
+from srlib.detection.declared import CHOSEN_ON, DESIGN, Planned
 from srlib.detection.verdicts import paper_point, pooled_rows, short
 from srlib.stats.pooling import power, seeds_needed
 from srlib.stats.verdicts import direction
@@ -40,6 +40,11 @@ def _interval(r, scale: float = 1.0, digits: int = 3) -> str:
     return f"{d:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
+def _named(row) -> str:
+    """A contrast's name without its metric and point ("SR gray − mean of 4 baselines")."""
+    return row.contrast.split(" (")[0]
+
+
 def _decided(rows: pd.DataFrame) -> list:
     """The rows whose family verdict decided something (not "inconclusive")."""
     return [r for r in rows.itertuples() if r.family_verdict not in ("", "inconclusive")]
@@ -51,17 +56,14 @@ def _ranking(table: pd.DataFrame) -> str | None:
     family = pooled_rows(table[table.role == "discrimination"])
     if family.empty:
         return None
-    said = [
-        f"{short(r.a)} − {short(r.b)} {_interval(r)} AUC, {r.family_verdict}"
-        for r in _decided(family)
-    ]
+    said = [f"{_named(r)} {_interval(r)} AUC, {r.family_verdict}" for r in _decided(family)]
     auc = pooled_rows(table[(table.role == "secondary") & (table.metric == "auc")])
     for side, words in (("worse", "rank leaked problems better than"),
                         ("better", "rank leaked problems worse than")):  # fmt: skip
         names = [r for r in auc.itertuples() if direction(r.low, r.high) == side]
         for rule in dict.fromkeys(r.a for r in names):
             mine = [f"{short(r.b)} ({_interval(r)})" for r in names if r.a == rule]
-            said.append(f"{', '.join(mine)} {words} {rule} (exploratory AUC differences)")
+            said.append(f"{', '.join(mine)} {words} {rule} (exploratory, unadjusted)")
     if not said:
         return None
     return "; ".join(said)
@@ -70,41 +72,57 @@ def _ranking(table: pd.DataFrame) -> str | None:
 def _transport(table: pd.DataFrame) -> str | None:
     """Whose decisions hold at a clean model's threshold: the family's decided verdicts."""
     rows = _decided(pooled_rows(table[table.role == "transport"]))
-    return "; ".join(f"{short(r.a)} − {short(r.b)} {_interval(r)} MCC, {r.family_verdict}"
-                     for r in rows) or None  # fmt: skip
+    return "; ".join(f"{_named(r)} {_interval(r)} MCC, {r.family_verdict}" for r in rows) or None
 
 
 def _paper(table: pd.DataFrame) -> str | None:
-    """The paper's gain at this book's points, per rule and point, in F1 points."""
+    """The paper's gain at this book's points, per rule: each point's difference in F1 points
+    and verdict, beside the paper's."""
     rows = pooled_rows(table[table.role == "paper"])
     if rows.empty:
         return None
-    said = [
-        f"{short(r.a)} {_interval(r, 100, 1)} at the {paper_point(r)} point"
-        f" (paper {r.paper_gain * 100:+.1f}): {r.family_verdict or 'no test'}"
-        for r in rows.itertuples()
-    ]
+    said = []
+    for rule, g in rows.groupby("a", sort=False):
+        points = ", ".join(
+            f"{_interval(r, 100, 1)} {paper_point(r)} ({r.family_verdict or 'no test'})"
+            for r in g.itertuples()
+        )
+        said.append(f"{short(rule)} {points} against the paper's {g.paper_gain.iloc[0] * 100:+.1f}")
     return "; ".join(said)
 
 
-def undecided(table: pd.DataFrame) -> list[str]:
-    """Each confirmatory contrast that stayed inconclusive, with the power its design had for
-    the named effect at this table's seeds and the seeds 80% would need (``power_sentence``)."""
+def undecided(table: pd.DataFrame) -> str | None:
+    """The confirmatory contrasts that stayed inconclusive, named, each with the stated power
+    its design had for the named effect and the seeds 80% would need (``power_sentence`` says
+    more), or why no pooled test was made."""
     rows = pooled_rows(table[table.role.isin(("discrimination", "transport"))])
     plans = {p.contrast: p for p in DESIGN}
-    out = []
+    said = []
     for r in rows.itertuples():
-        if r.family_verdict == "inconclusive":
-            plan = plans.get(r.contrast)
-            why = f": {power_sentence(plan, table)}" if plan else ""
-            out.append(f"{r.contrast} {_interval(r)}{why}")
-    return out
+        if r.family_verdict != "inconclusive":
+            continue
+        plan, k = plans.get(r.contrast), int(getattr(r, "seeds", 1) or 1)
+        if plan is None or k < 2:
+            said.append(r.contrast)
+            continue
+        family = int((rows.role == r.role).sum())
+        needed = plan.seeds_needed(family)
+        seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
+        said.append(
+            f"{r.contrast} (power {plan.power(k, family):.0%} for {plan.effect:g}; {seeds} for 80%)"
+        )
+    if not said:
+        return None
+    one = int(rows.seeds.max()) < 2 if "seeds" in rows and rows.seeds.notna().any() else True
+    return ("one seed, no pooled test: " if one else "") + "; ".join(said)
 
 
 def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
     """A confirmatory contrast's power for its named effect at the table's seeds: as stated
-    before they were run (``Planned.power``), with the variance parts this table realised,
-    and the seeds 80% would need at the larger of the two variances."""
+    in its design (``Planned.power``; before these seeds were run, unless they are the
+    exploratory ``CHOSEN_ON``), with the variance parts this table realised, and the seeds
+    80% would need at the larger of the two variances; under 80%, that a verdict is not to
+    be expected."""
     rows = pooled_rows(table[table.contrast == plan.contrast])
     k = int(rows.seeds.iloc[0]) if len(rows) and "seeds" in rows else 0
     if k < 2:
@@ -116,14 +134,24 @@ def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
         (float(row.problem_se) ** 2, float(row.seed_sd) ** 2),
         key=lambda v: v[0] + v[1] / k,
     )
+    stated = plan.power(k, family)
     realised = power(float(row.problem_se) ** 2, float(row.seed_sd) ** 2, k, plan.effect, family)
     needed = seeds_needed(*parts, plan.effect, family)
     seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
-    return (
-        f"power for a difference of {plan.effect:g}: {plan.power(k, family):.0%} stated before"
-        f" these {k} seeds were run, {realised:.0%} with their own variance; {seeds} would give"
-        " 80%"
+    when = "stated (from these exploratory seeds)" if _exploratory(table) else "stated before"
+    text = (
+        f"power for a difference of {plan.effect:g}: {stated:.0%} {when} at {k} seeds,"
+        f" {realised:.0%} with their own variance; {seeds} would give 80%"
     )
+    if min(stated, realised) < 0.8:
+        text += "; a verdict on an effect that size is not to be expected here"
+    return text
+
+
+def _exploratory(table: pd.DataFrame) -> bool:
+    """Whether any seed of the table is one the design was read from (``CHOSEN_ON``)."""
+    numbers = [p.split()[-1] for p in set(table.part) if str(p).startswith("seed ")]
+    return any(int(n) in CHOSEN_ON for n in numbers if n.isdigit())
 
 
 def design_sentences(table: pd.DataFrame) -> list[str]:
@@ -155,28 +183,29 @@ def claim_answer(
         out.append(
             f"{strong}What SR flags{strong}: "
             + "; ".join(
-                f"{rule} flags {held:.0%} of the problems the leaked model never saw and"
-                f" {leaked:.0%} of those it saw"
+                f"{rule} {held:.0%} of the problems the leaked model never saw, {leaked:.0%} of"
+                " those it saw"
                 for rule, held, leaked in rates
             )
-            + " (every flag on the unseen half is false)."
+            + "."
         )
     if premise is not None:
+        said = (
+            "the originals are easier partly because the variants read differently"
+            if premise["p_above_chance"] < 0.05
+            else "no evidence that the variants read differently"
+        )
         out.append(
-            f"{strong}Without any model{strong}, a classifier of names and tokens tells an"
-            f" original from its variants with AUC {premise['auc']:.2f}; SR's rule on its"
-            f" scores flags {premise['flag_rate']:.0%} of problems (chance"
-            f" {premise['chance']:.0%}): the original is easier partly because the variants"
-            " read differently."
+            f"{strong}Without a model{strong}, names and tokens tell an original from its"
+            f" variants with AUC {premise['auc']:.2f}, and SR's rule on them flags"
+            f" {premise['flag_rate']:.0%} of problems (chance {premise['chance']:.0%}): {said}."
         )
     for label, said in (
         ("Ranking leaked problems", _ranking(table)),
         ("At a clean model's threshold", _transport(table)),
-        ("The paper's F1 gain at this book's matched points, not the paper's own", _paper(table)),
+        ("The paper's F1 gain, at this book's matched points", _paper(table)),
+        ("Undecided", undecided(table)),
     ):
         if said:
             out.append(f"{strong}{label}{strong}: {said}.")
-    open_ = undecided(table)
-    if open_:
-        out.append(f"{strong}Undecided{strong}: " + "; ".join(open_) + ".")
     return out

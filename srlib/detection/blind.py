@@ -148,15 +148,23 @@ def premise_scores(
 
 def premise_summary(scores: pd.DataFrame) -> dict[str, float]:
     """What ``premise_scores`` says: the AUC of original against variant, the share of
-    problems whose original scores above every one of its variants (SR's rule, blind), and
-    that share's chance level, the mean of ``1/(variants + 1)``."""
+    problems whose original scores above every one of its variants (SR's rule, blind), that
+    share's chance level — per problem ``1/(texts)`` where its top score is one text's alone,
+    0 where texts tie at the top (the strict rule then flags none of them) — and the
+    one-sided binomial p-value of the flags against it (the chance levels' mean)."""
+    from scipy.stats import binomtest
+
     y, s = scores.original.to_numpy(bool), scores.score.to_numpy(float)
     by = scores.groupby("problem")
     top = by.apply(lambda g: bool(g.score[g.original].max() > g.score[~g.original].max()))
-    sizes = by.size()
+    unique = by.score.apply(lambda v: int((v == v.max()).sum()) == 1)
+    chance = float((unique / by.size()).mean())
+    flagged, n = int(top.sum()), len(top)
+    p = binomtest(flagged, n, chance, "greater").pvalue if 0 < chance < 1 else float("nan")
     return {
-        "problems": float(len(sizes)),
+        "problems": float(n),
         "auc": float(RANKING["roc_auc"](y, s)),
-        "flag_rate": float(top.mean()),
-        "chance": float((1 / sizes).mean()),
+        "flag_rate": flagged / n,
+        "chance": chance,
+        "p_above_chance": float(p),
     }

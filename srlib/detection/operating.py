@@ -64,6 +64,8 @@ class Part:
     untied: dict[str, np.ndarray] = field(default_factory=dict)  # scores and margins with
     # ties broken, for thresholds: "name", "clean:name", "null:name"
     fold: np.ndarray = field(default_factory=lambda: np.array([], int))  # cross-fitting half
+    copy_step: dict[str, float] = field(default_factory=dict)  # per ``untied`` key: how far
+    # a row drawn more than once in a resample is moved per position (``drawn``)
 
     def values(self, name: str) -> np.ndarray:
         """A score's (or a rule's margin's) values, as they are."""
@@ -195,6 +197,22 @@ def _untie(p: Part) -> None:
             keys = p.cal_ids if prefix == "clean:" else p.ids
             u = _jitter(f"{name}:{prefix}", tuple(np.asarray(keys).tolist()))
             p.untied[f"{prefix}{name}"] = values + step * u
+        moved = np.concatenate([p.untied[f"{k}{name}"] for k in arrays])
+        gaps = np.diff(np.unique(moved[~np.isnan(moved)]))
+        for prefix in arrays:
+            p.copy_step[f"{prefix}{name}"] = 0.5 * gaps.min() if gaps.size else 1.0
+
+
+def drawn(p: Part, key: str, idx: np.ndarray | None) -> np.ndarray:
+    """``p.untied[key]`` at the drawn rows (all of them for ``None``), each row moved by its
+    position in the draw times less than half the smallest gap between the untied values
+    over the draw's length: the copies of a problem a resample draws twice are then told
+    apart (in the draw's random order), so that a matched threshold flags exactly its count
+    of a resample too, and nothing else is ordered differently."""
+    values = p.untied[key]
+    if idx is None:
+        return values
+    return values[idx] + p.copy_step[key] * np.arange(idx.size) / idx.size
 
 
 def thresholds(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np.ndarray:
@@ -205,7 +223,7 @@ def thresholds(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np
     idx, cal = draw
     memo = {} if memo is None else memo
     if mode == "oracle":
-        t, _ = oracle_threshold(p.untied[name][idx], p.y[idx], "mcc")
+        t, _ = oracle_threshold(drawn(p, name, idx), p.y[idx], "mcc")
         return np.full(idx.size, np.nextafter(t, -np.inf))
     if mode.startswith("null:"):
         return _cross_fitted(p, name, mode.partition(":")[2], idx, memo)
@@ -215,8 +233,7 @@ def thresholds(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np
         return _held_out(p, name, None, idx, memo, float(mode.partition("@")[2]))
     if name not in p.clean:
         raise ValueError(f"no calibration scores for {name!r}: a calibrated arm needs them")
-    clean = p.untied[f"clean:{name}"]
-    clean = clean if cal is None else clean[cal]
+    clean = drawn(p, f"clean:{name}", cal)
     if mode.startswith("matched:"):
         return np.full(idx.size, matched_threshold(clean, _clean_rate(p, mode[8:], cal)))
     if mode.startswith("calibrated@"):
@@ -238,7 +255,7 @@ def _cross_fitted(p: Part, name: str, rule: str, idx: np.ndarray, memo: dict) ->
     the share of them ``rule`` flags there."""
     if rule not in p.null or f"null:{name}" not in p.untied:
         raise ValueError(f"no null-control rows for {rule!r} and {name!r}: a null arm needs them")
-    halves, scores = _halves(p, idx, memo)[:2], p.untied[f"null:{name}"][idx]
+    halves, scores = _halves(p, idx, memo)[:2], drawn(p, f"null:{name}", idx)
     if ("null", rule) not in memo:
         learnt = [p.null[rule][idx][~half] for half in halves]  # each half learns on the other
         decided = [f[~np.isnan(f)] for f in learnt]
@@ -260,7 +277,7 @@ def _held_out(
     ``rate``)."""
     first, second, unseen = _halves(p, idx, memo)
     if rule is None:
-        scores = p.untied[name][idx]
+        scores = drawn(p, name, idx)
         out = np.full(idx.size, np.inf)
         for half, learn in ((first, second & unseen), (second, first & unseen)):
             if learn.any():
@@ -273,7 +290,7 @@ def _held_out(
         learns = (second & unseen, first & unseen)  # each half learns on the other one
         memo["heldout", rule] = [(learn, float(rule_flags[learn].mean()) if learn.any() else None)
                                  for learn in learns]  # fmt: skip
-    scores = p.untied[name][idx]
+    scores = drawn(p, name, idx)
     out = np.full(idx.size, np.inf)
     for half, (learn, rate) in zip((first, second), memo["heldout", rule], strict=True):
         if rate is not None:
@@ -301,7 +318,7 @@ def flags(p: Part, name: str, mode: str, draw, fpr: float, memo=None) -> np.ndar
         return p.flags[name][idx]
     if mode == "scores":
         return p.values(name)[idx]
-    return p.untied[name][idx] > thresholds(p, name, mode, draw, fpr, memo)
+    return drawn(p, name, idx) > thresholds(p, name, mode, draw, fpr, memo)
 
 
 def realised(p: Part, name: str, mode: str, fpr: float) -> tuple[float, float, float]:
@@ -318,5 +335,5 @@ def realised(p: Part, name: str, mode: str, fpr: float) -> tuple[float, float, f
         return rate, held_out, leaked
     if mode == "none" or f"null:{name}" not in p.untied:
         return float("nan"), held_out, leaked
-    null = p.untied[f"null:{name}"] > thresholds(p, name, mode, draw, fpr)
+    null = drawn(p, f"null:{name}", draw[0]) > thresholds(p, name, mode, draw, fpr)
     return float(null.mean()), held_out, leaked

@@ -147,8 +147,8 @@ def power(
     """The probability that the pooled test at this design decides as hoped, computed
     exactly for its model (D̄ normal around the true difference with variance
     Var(c) + σ²/K, Var(c) known, S² = σ²·χ²(K − 1)/(K − 1) independent of D̄): averaged over
-    the law of S², the chance that |D̄| exceeds t(K − 1, 1 − α/2m)·√(Var(c) + S²/K) for a true
-    difference ``effect`` (two-sided at α/m: Holm's first step, so a lower bound for a
+    the law of S², the chance that the size of D̄ exceeds t(K − 1, 1 − α/2m)·√(Var(c) + S²/K)
+    for a true difference ``effect`` (two-sided at α/m: Holm's first step, so a lower bound for a
     contrast that is not its family's smallest p); with ``equivalence``, that a true
     difference of 0 is shown within ±``effect`` (two one-sided tests at α/m). Where the seeds
     dominate this is the noncentral t's power; where Var(c) does, the normal's. The sentence
@@ -161,8 +161,8 @@ def power(
     df = seeds - 1
     sd = np.sqrt(problem_var + seed_var / seeds)
     se_hat = np.sqrt(problem_var + seed_var * _chi2_grid(df) / seeds)
-    if sd == 0:
-        return 1.0 if (effect != 0) != equivalence else 0.0
+    if sd == 0:  # the difference is known: found wherever it is not 0; equivalent inside
+        return float(effect > 0) if equivalence else float(effect != 0)
     if equivalence:
         bound = effect - t.ppf(1 - alpha / family, df) * se_hat
         return float(np.mean(np.clip(norm.cdf(bound / sd) - norm.cdf(-bound / sd), 0, 1)))
@@ -179,8 +179,8 @@ def detectable(
     target: float = 0.8,
 ) -> float:
     """The true difference found with probability ``target`` (``power``) at this design: the
-    root of power(effect) = target (infinite where no difference is, e.g. zero variance
-    parts make every difference found)."""
+    root of power(effect) = target (0 where both variance parts are 0: every difference is
+    then found)."""
     from scipy.optimize import brentq
 
     sd = np.sqrt(problem_var + seed_var / seeds)
@@ -207,15 +207,19 @@ def seeds_needed(
     ``target`` (two-sided at α/m), or, with ``equivalence``, a true difference of 0 is shown
     within ±``effect`` with it (two one-sided tests at α/m), the problems' part Var(c) staying
     whatever the seeds (``power`` at K'). Infinite where even ``cap`` seeds do not reach it
-    (Var(c) alone is too large: more problems are needed)."""
-    if effect <= 0:
+    (Var(c) alone is too large: more problems are needed). The test is two-sided: a
+    negative ``effect`` needs the seeds its size does."""
+    effect = abs(effect)
+    if effect == 0:
         return float("inf")
+
+    def enough(k: int) -> bool:
+        return power(problem_var, seed_var, k, effect, family, alpha, equivalence) >= target
+
     k = 2
-    while k <= cap:
-        if power(problem_var, seed_var, k, effect, family, alpha, equivalence) >= target:
-            break
-        k = k + 1 if k < 64 else k * 2
-    else:
+    while k < cap and not enough(k):
+        k = k + 1 if k < 64 else min(k * 2, cap)
+    if not enough(k):
         return float("inf")
     if k > 64:  # doubled past the answer: search back between the last two tries
         lo, hi = k // 2, k

@@ -36,8 +36,8 @@ class TestbedConfig:
     replicates: tuple[int, ...] = (3, 4, 5, 6)  # seeds of the main run and its null control
     # as replicated for the claim (each: its own leaked/held-out split, continued-pre-training
     # order and, with ``base_per_seed``, base model; variants and the pinned corpus shared):
-    # seeds no result had been read on when the design was fixed (``detection.declared``),
-    # as many as its stated power needs
+    # seeds no result had been read on when the design was fixed (``detection.declared``);
+    # the detection chapter states each confirmatory contrast's power at them (``DESIGN``)
     base_per_seed: bool = True  # each replicate also trains a base model of its own on base
     # text drawn from the pinned corpus under its seed (what a reader's rerun with another
     # seed varies); False: one base model and general text for all, as in an audit of one

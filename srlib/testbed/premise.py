@@ -17,7 +17,8 @@ ALL = "all"
 
 def premise_table(tb: Testbed, metrics: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per benchmark and one over all: problems, the blind classifier's AUC
-    (original against variant, folds grouped by problem), its rule's flag rate and chance,
+    (original against variant, folds grouped by problem; the row over all pools each
+    benchmark's own classifier's scores), its rule's flag rate, chance and p-value,
     and, given the main table's ``metrics``, SR gray's false-positive rate on the held-out
     half at the main run's last checkpoint (unfiltered). The variants are the first ``n`` of
     each problem, those the main table scores."""
