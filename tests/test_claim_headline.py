@@ -162,10 +162,10 @@ def test_the_answer_box_leads_with_what_was_decided():
     )
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
     assert said[4] == (
-        "**The paper's F1 gain, at this book's matched points**: SR gray +2.0 [+1.0, +3.0]"
-        " transport (smaller but positive) against the paper's +21.5."
+        "**The paper's F1 gain, at this book's matched points**: SR gray (paper +21.5): +2.0"
+        " [+1.0, +3.0] transport, smaller but positive."
     )
-    assert said[5].startswith("**Undecided**: SR gray − mean of 4 baselines (AUC) (power")
+    assert said[5].startswith("**Undecided**: SR gray AUC (power")
     assert "for 0.05;" in said[5] and "for 80%)" in said[5]
     assert len(said) == 6 and sum(s.count("inconclusive") for s in said) == 0
     assert claim_answer(claims, markdown=False)[0].startswith("What SR flags: SR gray")

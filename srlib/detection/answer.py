@@ -83,11 +83,11 @@ def _paper(table: pd.DataFrame) -> str | None:
         return None
     said = []
     for rule, g in rows.groupby("a", sort=False):
-        points = ", ".join(
-            f"{_interval(r, 100, 1)} {paper_point(r)} ({r.family_verdict or 'no test'})"
+        points = "; ".join(
+            f"{_interval(r, 100, 1)} {paper_point(r)}, {r.family_verdict or 'no test'}"
             for r in g.itertuples()
         )
-        said.append(f"{short(rule)} {points} against the paper's {g.paper_gain.iloc[0] * 100:+.1f}")
+        said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.1f}): {points}")
     return "; ".join(said)
 
 
@@ -102,19 +102,20 @@ def undecided(table: pd.DataFrame) -> str | None:
         if r.family_verdict != "inconclusive":
             continue
         plan, k = plans.get(r.contrast), int(getattr(r, "seeds", 1) or 1)
+        name = f"{short(r.a)} {r.metric.upper()}"
         if plan is None or k < 2:
-            said.append(r.contrast)
+            said.append(name)
             continue
         family = int((rows.role == r.role).sum())
         needed = plan.seeds_needed(family)
         seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
         said.append(
-            f"{r.contrast} (power {plan.power(k, family):.0%} for {plan.effect:g}; {seeds} for 80%)"
+            f"{name} (power {plan.power(k, family):.0%} for {plan.effect:g}; {seeds} for 80%)"
         )
     if not said:
         return None
     one = int(rows.seeds.max()) < 2 if "seeds" in rows and rows.seeds.notna().any() else True
-    return ("one seed, no pooled test: " if one else "") + "; ".join(said)
+    return ("one seed, no pooled test: " if one else "") + ", ".join(said)
 
 
 def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
@@ -185,20 +186,22 @@ def claim_answer(
             + "; ".join(
                 f"{rule} {held:.0%} of the problems the leaked model never saw, {leaked:.0%} of"
                 " those it saw"
-                for rule, held, leaked in rates
+                if k == 0
+                else f"{rule} {held:.0%} and {leaked:.0%}"
+                for k, (rule, held, leaked) in enumerate(rates)
             )
             + "."
         )
     if premise is not None:
         said = (
-            "the originals are easier partly because the variants read differently"
+            "the variants read differently"
             if premise["p_above_chance"] < 0.05
             else "no evidence that the variants read differently"
         )
         out.append(
-            f"{strong}Without a model{strong}, names and tokens tell an original from its"
-            f" variants with AUC {premise['auc']:.2f}, and SR's rule on them flags"
-            f" {premise['flag_rate']:.0%} of problems (chance {premise['chance']:.0%}): {said}."
+            f"{strong}Without a model{strong}, names and tokens tell originals from variants"
+            f" (AUC {premise['auc']:.2f}); SR's rule on them flags {premise['flag_rate']:.0%} of"
+            f" problems (chance {premise['chance']:.0%}): {said}."
         )
     for label, said in (
         ("Ranking leaked problems", _ranking(table)),
