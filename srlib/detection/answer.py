@@ -34,7 +34,7 @@ def flag_rates(table: pd.DataFrame) -> list[tuple[str, float, float]]:
     return out
 
 
-def _interval(r, scale: float = 1.0, digits: int = 3) -> str:
+def _interval(r, scale: float = 1.0, digits: int = 2) -> str:
     """A row's pooled difference and interval."""
     d, lo, hi = (scale * x for x in (r.difference, r.low, r.high))
     return f"{d:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
@@ -84,10 +84,10 @@ def _paper(table: pd.DataFrame) -> str | None:
     said = []
     for rule, g in rows.groupby("a", sort=False):
         points = "; ".join(
-            f"{_interval(r, 100, 1)} {paper_point(r)}, {r.family_verdict or 'no test'}"
+            f"{_interval(r, 100, 0)} {paper_point(r)}, {r.family_verdict or 'no test'}"
             for r in g.itertuples()
         )
-        said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.1f}): {points}")
+        said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.0f}): {points}")
     return "; ".join(said)
 
 
