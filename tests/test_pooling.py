@@ -1,6 +1,6 @@
 """The claim's design answers for itself, at the book's own size (its seeds × 664 problems):
-equal discrimination with different shifts is no difference at the discrimination point
-(and a difference at the transport point, which is what that point measures); equal
+equal discrimination with different shifts is no difference at the held-out point (and a
+difference at the transport point, which is what that point measures); equal
 detectors keep coverage and the family-wise error in both directions with a seed spread
 as large as the build's; the seeds a margin needs count the problems' shared variance."""
 
@@ -58,8 +58,8 @@ def test_equal_discrimination_with_different_shifts_is_no_difference_where_it_is
     held_a, held_b, signal, transport
 ):
     """The review's table: at the null point the detector whose flags move less wins; at
-    the discrimination point (rates matched on the leaked model's held-out half) the two
-    are the same, as they are."""
+    the held-out point (rates matched on the leaked model's held-out half: an exploratory
+    view of discrimination) the two are the same, as they are."""
     rng = np.random.default_rng(int(held_a * 100 + held_b * 10))
     parts = _shifted(rng, held_a, held_b, signal=signal)
     found = contrast_parts(parts, list(PAIR.values()), each=False, n_boot=200)
@@ -106,7 +106,7 @@ def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_e
     detectors, the per-seed spread of an MCC difference above 0.1 (larger than the build's
     own: the chapter prints it). Coverage of each 95% interval within 0.93–0.99, and each
     family's Holm family-wise error (better *or* worse anywhere in it) consistent with 5%:
-    no more trials than a 5% procedure exceeds in 2.5% of runs (``NOMINAL``).
+    no more trials than a 5% procedure exceeds in 2.5% of runs (``nominal``).
     Power of the check: a procedure at twice the nominal error (10%) passes with probability
     P(Bin(200, 0.1) ≤ 10) ≈ 1%; one that covers 90% passes about as rarely."""
     found = background_job("books_design")  # books_design_trials()
@@ -119,7 +119,7 @@ def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_e
 def nominal(trials: int, rate: float = 0.05) -> int:
     """The most false verdicts in ``trials`` a procedure at ``rate`` gives in 97.5% of runs:
     the check passes a 5% procedure (at 300 trials it allows 23, 7.7%) and fails one at twice
-    that rate in all but about 5% of runs (P(Bin(300, 0.1) ≤ 23))."""
+    that rate in about nine runs of ten (P(Bin(300, 0.1) ≤ 23) ≈ 0.1)."""
     from scipy.stats import binom
 
     return int(binom.ppf(0.975, trials, rate))

@@ -36,6 +36,7 @@ def test_power_is_the_noncentral_t_without_shared_problems_and_the_normal_withou
     found = detectable(0.0, se**2 * k, k, 6)
     assert power(0.0, se**2 * k, k, found, 6) == pytest.approx(0.8, abs=1e-4)
     assert found / se == pytest.approx(13.9, abs=0.05)  # the review's 80% multiplier at K = 3
+    # for a family of six (the design before #62), where the additive formula said 11.95
 
 
 def _pooled_trials(problem_var, seed_var, seeds, effect, trials, rng, draws=200):

@@ -1,7 +1,7 @@
 """SR's premise checked blind (``detection.blind.premise_scores``): a classifier of names and
-tokens, cross-validated by problem, finds originals whose variants read differently and sits
-nothing where they do not; its rule (the original above every variant) flags at its chance
-level ``1/(n + 1)`` for indistinguishable texts."""
+tokens, cross-validated by problem, finds originals whose variants read differently and finds
+nothing where they do not: there its AUC is not above chance and its rule (the original above
+every variant) flags about its chance level ``1/(n + 1)``."""
 
 from __future__ import annotations
 

@@ -193,15 +193,15 @@ def claim_answer(
             + "."
         )
     if premise is not None:
-        said = (
-            "the variants read differently"
-            if premise["p_above_chance"] < 0.05
-            else "no evidence that the variants read differently"
-        )
+        told = premise["p_above_chance"] < 0.05
         out.append(
-            f"{strong}Without a model{strong}, names and tokens tell originals from variants"
-            f" (AUC {premise['auc']:.2f}); SR's rule on them flags {premise['flag_rate']:.0%} of"
-            f" problems (chance {premise['chance']:.0%}): {said}."
+            f"{strong}Without a model{strong}, names and tokens "
+            + ("tell" if told else "do not tell")
+            + " originals from variants"
+            + ("" if told else " beyond chance")
+            + f" (AUC {premise['auc']:.2f}; SR's rule on them flags {premise['flag_rate']:.0%}"
+            f" of problems, chance {premise['chance']:.0%})"
+            + (": the variants read differently." if told else ".")
         )
     for label, said in (
         ("Ranking leaked problems", _ranking(table)),

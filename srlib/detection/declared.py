@@ -24,8 +24,8 @@ book's two matched points, which are not the paper's own thresholds.
 
 What was fixed when (``HISTORY``): every change was made after results had been read; the
 seeds those results came from (``CHOSEN_ON``) cannot confirm a family, so the book's default
-replicate seeds (``TestbedConfig.replicates``) are others, run after ``DESIGN`` was
-committed."""
+replicate seeds (``TestbedConfig.replicates``) are others, whose results nobody had read when
+``DESIGN`` was committed."""
 
 from __future__ import annotations
 
@@ -115,12 +115,12 @@ DESIGN = (
 )  # fmt: skip
 """The confirmatory contrasts' design (``Planned``), written down with ``HISTORY``'s #62 entry
 before any result of the replicate seeds 3–6 was read (their training had started): the
-effects named (an AUC difference of 0.05; an MCC difference of 0.10, chosen after seeds 0–2's
-variance was seen, as the smallest differences worth reporting at this scale) and the
-variance parts of the seeds 0–2 claim table (lock record ``5336403e…``) they were read from.
-The seeds' part is a point estimate on two degrees of freedom, so the stated power is
-optimistic where it is large; SR black's discrimination contrast is stated under 80% at four
-seeds. The detection chapter prints each one's power at the build's seeds before its table;
+effects the power is stated for (an AUC difference of 0.05; an MCC difference of 0.10,
+chosen after seeds 0–2's variance was seen; the equivalence margin is the contrast table's
+own) and the variance parts of the seeds 0–2 claim table (lock record ``5336403e…``) they were
+read from. The seeds' part is a point estimate on two degrees of freedom, so the stated power
+is optimistic where it is large. The detection chapter prints each one's power at the build's
+seeds before its table;
 ``tests/test_power.py`` checks the power's formula against the family verdicts of simulated
 testbeds."""
 

@@ -20,7 +20,8 @@ benchmark text) on the very problems that are evaluated. The threshold modes:
   false-positive rate on the model judged;
 - ``heldout:RULE``: flags as many of the **leaked model's held-out problems** as RULE flags
   of them — equal false-positive rates on the model that is judged, so that a difference
-  in MCC is a difference in how many leaked problems each flags there (discrimination), not
+  in MCC is a difference in how many leaked problems each flags there (an exploratory view
+  of discrimination), not
   in how far each one's flags move between a clean and a leaked model (threshold transport,
   the ``null`` point). Cross-fitted like ``null``: each half is judged with the rate and
   threshold learnt on the other half's held-out problems;

@@ -103,7 +103,7 @@ def _verdicts(rows: pd.DataFrame) -> list[str]:
 def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
     """The claim in sentences: for each family (or the one ``role``), its answer
     (``family_answer``) and a sentence per contrast; then which pools confirm; then the
-    paper's gains as it states them."""
+    paper's gains at this book's matched points."""
     roles = [role] if role else [r for r in QUESTIONS if r in set(table.get("role", ()))]
     if not roles or table[table.role.isin(roles)].empty:
         return [f"No {role or 'declared'} contrast was computed."]
@@ -205,9 +205,9 @@ def _count(seeds: float) -> str:
 
 
 def paper_sentences(table: pd.DataFrame) -> list[str]:
-    """Per rule, the paper's reported gain (F1 over the mean of the baselines) tested as it
-    states it, at each point: one-sided, "not reproduced here", "reproduced" or
-    "inconclusive", with the interval — every difference in F1 points, as the paper's."""
+    """Per rule, the paper's reported gain (F1 over the mean of the baselines) tested at each
+    of this book's matched points: one-sided both ways, read as ``contrasts.PAPER_VERDICTS``
+    says, with the interval — every difference in F1 points, as the paper's."""
     rows = pooled_rows(table[table.role == "paper"])
     out = []
     for rule, g in rows.groupby("a", sort=False):

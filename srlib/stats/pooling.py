@@ -14,7 +14,7 @@ second part. Both parts are estimated, each from what repeats:
   it), on K − 1 degrees of freedom.
 
 The interval is D̄ ± t(K − 1)·√(Var(c) + S²/K): the t of K − 1 degrees of freedom, the
-small-K correction that three seeds need (a bootstrap over three seeds, however widened, reads
+small-K correction that a few seeds need (a bootstrap over three seeds, however widened, reads
 their spread as if it were known; S² on 2 degrees of freedom is anything but). Where the
 seeds dominate it is the exact t interval; where the shared problems add much, it is
 conservative (Welch–Satterthwaite would give more degrees of freedom there, but it leans on
@@ -22,7 +22,7 @@ Var(c) being known, and a bootstrap estimate floored at zero made the far tails 
 reads anti-conservative in simulation). Two-sided p-values, equivalence (two one-sided tests
 against ±margin) and one-sided p-values come from the same t. ``tests/test_pooling.py``
 checks coverage and the family-wise error in both directions by simulation at the book's
-own design (3 seeds × 664 problems), with a seed spread as large as the build's own."""
+own design (its seeds × 664 problems), with a seed spread as large as the build's own."""
 
 from __future__ import annotations
 

@@ -45,5 +45,6 @@ def premise_table(tb: Testbed, metrics: pd.DataFrame | None = None) -> pd.DataFr
             & (metrics.threshold == "none")
             & (metrics.metric == "fpr")
         ]
-        table["SR gray held-out flag rate"] = last.set_index("group").value.reindex(table.index)
+        column = f"SR gray held-out flag rate (seed {tb.config.seed})"
+        table[column] = last.set_index("group").value.reindex(table.index)
     return table

@@ -129,15 +129,18 @@ def prepare(
     scheduler=None,
     progress: bool = True,
 ) -> dict[int, Testbed]:
-    """Train and score each of ``seeds`` (default: the config's ``replicates``) — in this
+    """Train and score each of ``seeds`` (default: the config's ``replicates``), and the
+    testbed's own seed, whose stages every report reads whether or not it is a replicate — in this
     process with ``workers`` = 1, else as tasks (each seed's training, each model's scoring)
     on a local Dask cluster of ``workers`` single-threaded processes, or on the cluster
     ``scheduler`` (an address or a ``distributed.Client``; its workers must reach
-    ``tb.cache_dir``) — and return seed → replicate, every table read from the store (the
-    own seed: ``tb`` itself), so the digests list exactly what the reports read. ``tb`` and
+    ``tb.cache_dir``) — and return seed → replicate for ``seeds`` alone, every table read from
+    the store (the own seed: ``tb`` itself), so the digests list exactly what the reports
+    read. ``tb`` and
     the replicates are then opened for reading (``Testbed.reading``): a report that asks for
     anything not made here says what is missing (``NotBuilt``) instead of computing it."""
-    seeds = list(dict.fromkeys(tb.config.replicates if seeds is None else seeds))  # once each
+    asked = list(dict.fromkeys(tb.config.replicates if seeds is None else seeds))  # once each
+    seeds = list(dict.fromkeys([tb.config.seed, *asked]))  # the own seed's stages: every report
     bar = tqdm(total=len(seeds), desc="seeds trained and scored", disable=not progress)
     work = dataclasses.replace(tb, reading=False, memo={}, failures={})  # tb stays untouched
     _score_shared(work)
@@ -150,7 +153,7 @@ def prepare(
         _on_cluster(tb, seeds, workers, scheduler, bar)
     bar.close()
     tb.reading = True  # from here on the reports read: whatever is missing is said, not made
-    return {seed: replicate(tb, seed) for seed in seeds}  # from the store; the own seed: tb
+    return {seed: replicate(tb, seed) for seed in asked}  # from the store; the own seed: tb
 
 
 def _score_shared(tb: Testbed) -> None:
