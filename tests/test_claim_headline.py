@@ -157,13 +157,13 @@ def test_the_answer_box_leads_with_what_was_decided():
     assert "do not tell originals from variants beyond chance (AUC" in quiet
     assert said[2] == (
         "**Ranking leaked problems**: SR black − mean of 2 baselines -0.04 [-0.06, -0.02]"
-        " AUC, worse; Min-K%++ (-0.12 [-0.15, -0.09]) rank leaked problems better than"
+        " AUC, worse; Min-K%++ (-0.12 [-0.15, -0.09]) ranks leaked problems better than"
         " SR gray (exploratory, unadjusted)."
     )
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
     assert said[4] == (
-        "**The paper's F1 gain, at this book's matched points**: SR gray (paper +22): +2"
-        " [+1, +3] transport, smaller but positive."
+        "**The paper's F1 gain, at this book's matched points**: SR gray (paper +22): +2.0"
+        " [+1.0, +3.0] transport, smaller but positive."
     )
     assert said[5].startswith("**Undecided**: SR gray AUC (power")
     assert "for 0.05;" in said[5] and "for 80%)" in said[5]

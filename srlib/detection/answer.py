@@ -63,7 +63,8 @@ def _ranking(table: pd.DataFrame) -> str | None:
         names = [r for r in auc.itertuples() if direction(r.low, r.high) == side]
         for rule in dict.fromkeys(r.a for r in names):
             mine = [f"{short(r.b)} ({_interval(r)})" for r in names if r.a == rule]
-            said.append(f"{', '.join(mine)} {words} {rule} (exploratory, unadjusted)")
+            verb = words if len(mine) > 1 else words.replace("rank ", "ranks ", 1)
+            said.append(f"{', '.join(mine)} {verb} {rule} (exploratory, unadjusted)")
     if not said:
         return None
     return "; ".join(said)
@@ -84,7 +85,7 @@ def _paper(table: pd.DataFrame) -> str | None:
     said = []
     for rule, g in rows.groupby("a", sort=False):
         points = "; ".join(
-            f"{_interval(r, 100, 0)} {paper_point(r)}, {r.family_verdict or 'no test'}"
+            f"{_interval(r, 100, 1)} {paper_point(r)}, {r.family_verdict or 'no test'}"
             for r in g.itertuples()
         )
         said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.0f}): {points}")
@@ -139,10 +140,10 @@ def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
     realised = power(float(row.problem_se) ** 2, float(row.seed_sd) ** 2, k, plan.effect, family)
     needed = seeds_needed(*parts, plan.effect, family)
     seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
-    when = "stated (from these exploratory seeds)" if _exploratory(table) else "stated before"
+    when = "as designed (from these exploratory seeds)" if _exploratory(table) else "as designed"
     text = (
-        f"power for a difference of {plan.effect:g}: {stated:.0%} {when} at {k} seeds,"
-        f" {realised:.0%} with their own variance; {seeds} would give 80%"
+        f"power for a difference of {plan.effect:g} at {k} seeds: {stated:.0%} {when},"
+        f" {realised:.0%} with this build's variance; {seeds} would give 80%"
     )
     if min(stated, realised) < 0.8:
         text += "; a verdict on an effect that size is not to be expected here"

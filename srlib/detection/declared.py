@@ -55,6 +55,11 @@ PAPER_GAIN = {"SR gray": 0.2152, "SR black": 0.1446}
 """The study's reported F1 gains of SR over the threshold baselines, averaged over them
 (+21.52 and +14.46 points, gray- and black-box)."""
 
+TUNED_ON = 0
+"""The seed the testbed's settings were tuned on (its learning rates, the leak's strength:
+``TestbedConfig.seed`` by default); a replicate's own config carries its replicate seed, so
+the pools name this one."""
+
 CHOSEN_ON = (0, 1, 2)
 """The replicate seeds whose results had been read when the families were last changed: a
 pool over them is exploratory; only other seeds confirm."""

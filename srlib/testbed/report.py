@@ -9,7 +9,7 @@ from scipy import stats
 from srlib.detection.compare import common_decided, deployable, evaluate_detectors, long_table
 from srlib.detection.contrasts import COLUMNS, contrast_table
 from srlib.detection.decide import calibrated_threshold, threshold_decide
-from srlib.detection.declared import CHOSEN_ON, declared_contrasts
+from srlib.detection.declared import CHOSEN_ON, TUNED_ON, declared_contrasts
 from srlib.detection.plugin_contrasts import contrasts as plugin_contrasts
 from srlib.detection.registry import detector
 from srlib.detection.verdicts import CONFIRMATORY, POOLED, WITHOUT_TUNING
@@ -229,7 +229,7 @@ def claim_table(reps: dict[int, Testbed], contrasts=None) -> pd.DataFrame:
     parts, config = claim_parts(reps), first.config
     options = {"fpr": config.fpr, "n_boot": config.n_boot, "seed": config.seed}
     options["subsets"] = {
-        WITHOUT_TUNING: [f"seed {s}" for s in reps if s != config.seed],
+        WITHOUT_TUNING: [f"seed {s}" for s in reps if s != TUNED_ON],
         CONFIRMATORY: [f"seed {s}" for s in reps if s not in CHOSEN_ON],
     }
     given = list(declared_contrasts() if contrasts is None else contrasts)
