@@ -148,22 +148,22 @@ def test_the_answer_box_leads_with_what_was_decided():
                "p_above_chance": 1e-9}  # fmt: skip
     said = claim_answer(claims, premise=premise)
     assert said[0] == (
-        "**What SR flags**: SR gray 86% of the problems the leaked model never saw, 90% of"
-        " those it saw."
+        "**What SR flags**: SR gray 86% of problems the leaked model never saw, 90% of those"
+        " it saw."
     )
     assert said[1].startswith("**Without a model**") and "AUC 0.93" in said[1]
-    assert said[1].endswith("read differently.")
+    assert "tell originals from variants (AUC 0.93); SR's rule on them flags 97%" in said[1]
     quiet = claim_answer(claims, premise=premise | {"p_above_chance": 0.4})[1]
     assert "do not tell originals from variants beyond chance (AUC" in quiet
     assert said[2] == (
         "**Ranking leaked problems**: SR black − mean of 2 baselines -0.04 [-0.06, -0.02]"
         " AUC, worse; Min-K%++ (-0.12 [-0.15, -0.09]) ranks leaked problems better than"
-        " SR gray (exploratory, unadjusted)."
+        " SR gray (exploratory, each interval unadjusted)."
     )
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
     assert said[4] == (
         "**The paper's F1 gain, at this book's matched points**: SR gray (paper +22): +2.0"
-        " [+1.0, +3.0] transport, smaller but positive."
+        " [+1.0, +3.0] transport (smaller but positive)."
     )
     assert said[5].startswith("**Undecided**: SR gray AUC (power")
     assert "for 0.05;" in said[5] and "for 80%)" in said[5]

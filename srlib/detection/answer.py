@@ -58,13 +58,18 @@ def _ranking(table: pd.DataFrame) -> str | None:
         return None
     said = [f"{_named(r)} {_interval(r)} AUC, {r.family_verdict}" for r in _decided(family)]
     auc = pooled_rows(table[(table.role == "secondary") & (table.metric == "auc")])
-    for side, words in (("worse", "rank leaked problems better than"),
-                        ("better", "rank leaked problems worse than")):  # fmt: skip
-        names = [r for r in auc.itertuples() if direction(r.low, r.high) == side]
-        for rule in dict.fromkeys(r.a for r in names):
-            mine = [f"{short(r.b)} ({_interval(r)})" for r in names if r.a == rule]
-            verb = words if len(mine) > 1 else words.replace("rank ", "ranks ", 1)
-            said.append(f"{', '.join(mine)} {verb} {rule} (exploratory, unadjusted)")
+    explored = []
+    for rule in dict.fromkeys(auc.a):
+        parts = []
+        for side, words in (("worse", "better than"), ("better", "worse than")):
+            mine = [f"{short(r.b)} ({_interval(r)})" for r in auc.itertuples()
+                    if r.a == rule and direction(r.low, r.high) == side]  # fmt: skip
+            if mine:
+                verb = "rank" if len(mine) > 1 else "ranks"
+                parts.append(f"{', '.join(mine)} {verb} leaked problems {words} {rule}")
+        explored += parts
+    if explored:
+        said.append("; ".join(explored) + " (exploratory, each interval unadjusted)")
     if not said:
         return None
     return "; ".join(said)
@@ -84,11 +89,15 @@ def _paper(table: pd.DataFrame) -> str | None:
         return None
     said = []
     for rule, g in rows.groupby("a", sort=False):
-        points = "; ".join(
-            f"{_interval(r, 100, 1)} {paper_point(r)}, {r.family_verdict or 'no test'}"
+        verdicts = {r.family_verdict or "no test" for r in g.itertuples()}
+        one = len(verdicts) == 1 and len(g) > 1
+        points = ", ".join(
+            f"{_interval(r, 100, 1)} {paper_point(r)}"
+            + ("" if one else f" ({r.family_verdict or 'no test'})")
             for r in g.itertuples()
         )
-        said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.0f}): {points}")
+        after = f": {verdicts.pop()} at both" if one else ""
+        said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.0f}): {points}{after}")
     return "; ".join(said)
 
 
@@ -185,8 +194,8 @@ def claim_answer(
         out.append(
             f"{strong}What SR flags{strong}: "
             + "; ".join(
-                f"{rule} {held:.0%} of the problems the leaked model never saw, {leaked:.0%} of"
-                " those it saw"
+                f"{rule} {held:.0%} of problems the leaked model never saw, {leaked:.0%} of those"
+                " it saw"
                 if k == 0
                 else f"{rule} {held:.0%} and {leaked:.0%}"
                 for k, (rule, held, leaked) in enumerate(rates)
@@ -200,9 +209,8 @@ def claim_answer(
             + ("tell" if told else "do not tell")
             + " originals from variants"
             + ("" if told else " beyond chance")
-            + f" (AUC {premise['auc']:.2f}; SR's rule on them flags {premise['flag_rate']:.0%}"
-            f" of problems, chance {premise['chance']:.0%})"
-            + (": the variants read differently." if told else ".")
+            + f" (AUC {premise['auc']:.2f}); SR's rule on them flags {premise['flag_rate']:.0%}"
+            f" of problems (chance {premise['chance']:.0%})."
         )
     for label, said in (
         ("Ranking leaked problems", _ranking(table)),

@@ -130,6 +130,30 @@ seeds before its table;
 testbeds."""
 
 
+def _against_mean(
+    settings: list[tuple[str, tuple[str, ...]]],
+    label: str,
+    a_mode: str,
+    b_mode: str,
+    role: str,
+    metric: str,
+) -> list[Contrast]:
+    """Each paper's rule at ``a_mode`` against the mean of its setting's baselines at
+    ``b_mode`` (matched to the rule where the mode matches), named "RULE − mean of N
+    baselines (LABEL)"."""
+    matched = b_mode not in ("scores", "none", "calibrated", "oracle")
+    return [
+        Contrast(
+            f"{sr} − mean of {len(bs)} baselines ({label})",
+            Arm((sr,), a_mode),
+            Arm(bs, b_mode, matched_to=sr if matched else None, pool="mean"),
+            role,
+            metric,
+        )
+        for sr, bs in settings
+    ]
+
+
 def declared_contrasts(
     gray: Sequence[str] = ("PPL", "Min-K%", "Min-K%++", "Zlib"),
     black: Sequence[str] = ("NGO", "n-gram acc"),
@@ -151,36 +175,10 @@ def declared_contrasts(
     settings = [(sr, tuple(bs)) for sr, bs in (("SR gray", gray), ("SR black", black)) if bs]
     pairs = [(sr, b) for sr, bs in settings for b in bs]
     points = {"held-out": "heldout", "transport": "null"}  # named as the contrasts name them
-    out = [
-        Contrast(
-            f"{sr} − mean of {len(bs)} baselines (AUC)",
-            Arm((sr,), "scores"),
-            Arm(bs, "scores", pool="mean"),
-            "discrimination",
-            "auc",
-        )
-        for sr, bs in settings
-    ]
-    out += [
-        Contrast(
-            f"{sr} − mean of {len(bs)} baselines (MCC, transport)",
-            Arm((sr,)),
-            Arm(bs, "null", matched_to=sr, pool="mean"),
-            "transport",
-        )
-        for sr, bs in settings
-    ]
-    out += [
-        Contrast(
-            f"{sr} − mean of {len(bs)} baselines (F1, {role})",
-            Arm((sr,)),
-            Arm(bs, mode, matched_to=sr, pool="mean"),
-            "paper",
-            "f1",
-        )
-        for role, mode in points.items()
-        for sr, bs in settings
-    ]
+    out = _against_mean(settings, "AUC", "scores", "scores", "discrimination", "auc")
+    out += _against_mean(settings, "MCC, transport", "none", "null", "transport", "mcc")
+    for role, mode in points.items():
+        out += _against_mean(settings, f"F1, {role}", "none", mode, "paper", "f1")
     out += [
         Contrast(f"{sr} − {b} (AUC)", Arm((sr,), "scores"), Arm((b,), "scores"), "secondary", "auc")
         for sr, b in pairs
