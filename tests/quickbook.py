@@ -147,8 +147,24 @@ def run_jobs(folder: Path, names: tuple[str, ...]) -> None:
 
 def copy_cache(cache: Path, into: Path) -> None:
     """A copy of a testbed cache that the quick book may be writing to: its complete
-    artifacts (never removed once made), not the temporary folders of those in progress."""
-    shutil.copytree(cache, into, symlinks=True, ignore=shutil.ignore_patterns("*.partial-*"))
+    artifacts (never removed once made), not the temporary folders of those in progress, and
+    its score cache through SQLite's own backup (a plain read of a database file that this
+    process also holds open through SQLite, closed again, drops every POSIX lock the process
+    holds on it: another process's writes then land beside this one's, and the file is
+    corrupted — the quick book's chapters and the suite share that file)."""
+    import sqlite3
+
+    skip = shutil.ignore_patterns("*.partial-*", "*.sqlite", "*.sqlite-wal", "*.sqlite-shm")
+    shutil.copytree(cache, into, symlinks=True, ignore=skip)
+    for db in cache.rglob("*.sqlite"):
+        target = into / db.relative_to(cache)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        opened = (
+            contextlib.closing(sqlite3.connect(db)),
+            contextlib.closing(sqlite3.connect(target)),
+        )
+        with opened[0] as source, opened[1] as copy:
+            source.backup(copy)
 
 
 UNTRAINED = ("corpus", "variants")  # store kinds no torch thread touches
