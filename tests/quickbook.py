@@ -154,9 +154,11 @@ def copy_cache(cache: Path, into: Path) -> None:
     corrupted — the quick book's chapters and the suite share that file)."""
     import sqlite3
 
-    skip = shutil.ignore_patterns("*.partial-*", "*.sqlite", "*.sqlite-wal", "*.sqlite-shm")
+    skip = shutil.ignore_patterns("*.partial-*", "*.sqlite", "*.sqlite-*")
     shutil.copytree(cache, into, symlinks=True, ignore=skip)
     for db in cache.rglob("*.sqlite"):
+        if any(".partial-" in part for part in db.relative_to(cache).parts):
+            continue
         target = into / db.relative_to(cache)
         target.parent.mkdir(parents=True, exist_ok=True)
         opened = (

@@ -88,7 +88,7 @@ def test_the_papers_gain_is_tested_as_the_paper_states_it():
     )
     paper = _claims(
         [
-            ("SR gray − mean of 4 baselines (F1, discrimination)", "pooled", 0.02, -0.01, 0.05),
+            ("SR gray − mean of 4 baselines (F1, held-out)", "pooled", 0.02, -0.01, 0.05),
             ("SR gray − mean of 4 baselines (F1, transport)", "pooled", 0.15, 0.05, 0.3),
         ],
         "paper",
@@ -98,9 +98,7 @@ def test_the_papers_gain_is_tested_as_the_paper_states_it():
     )  # fmt: skip
     said = claim_headline(pd.concat([claims, paper], ignore_index=True))[-1]
     assert said.startswith("The paper reports SR gray +21.52 F1 points over the mean of its")
-    assert (
-        "at the discrimination point +2.0 [-1.0, +5.0] points: not reproduced here (below" in said
-    )
+    assert "at the held-out point +2.0 [-1.0, +5.0] points: not reproduced here (below" in said
     assert "at the transport point +15.0 [+5.0, +30.0] points: reproduced (above zero" in said
     odd = paper.assign(family_verdict="inconclusive")
     assert "inconclusive (neither shown below" in paper_sentences(odd)[0]
@@ -157,8 +155,8 @@ def test_the_answer_box_leads_with_what_was_decided():
     assert "do not tell originals from variants beyond chance (AUC" in quiet
     assert said[2] == (
         "**Ranking leaked problems**: SR black − mean of 2 baselines -0.04 [-0.06, -0.02]"
-        " AUC, worse; Min-K%++ (-0.12 [-0.15, -0.09]) ranks leaked problems better than"
-        " SR gray (exploratory, each interval unadjusted)."
+        " AUC, worse; SR gray ranks leaked problems worse than Min-K%++ (-0.12 [-0.15, -0.09])"
+        " (exploratory, each interval unadjusted: rule − score)."
     )
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
     assert said[4] == (

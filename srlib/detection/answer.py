@@ -36,8 +36,12 @@ def flag_rates(table: pd.DataFrame) -> list[tuple[str, float, float]]:
 
 def _interval(r, scale: float = 1.0, digits: int = 2) -> str:
     """A row's pooled difference and interval."""
-    d, lo, hi = (scale * x for x in (r.difference, r.low, r.high))
-    return f"{d:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+
+    def said(x: float) -> str:
+        text = f"{scale * x:+.{digits}f}"
+        return text[1:] if float(text) == 0 else text  # no sign on a zero
+
+    return f"{said(r.difference)} [{said(r.low)}, {said(r.high)}]"
 
 
 def _named(row) -> str:
@@ -61,15 +65,15 @@ def _ranking(table: pd.DataFrame) -> str | None:
     explored = []
     for rule in dict.fromkeys(auc.a):
         parts = []
-        for side, words in (("worse", "better than"), ("better", "worse than")):
+        for side, words in (("worse", "worse than"), ("better", "better than")):
             mine = [f"{short(r.b)} ({_interval(r)})" for r in auc.itertuples()
                     if r.a == rule and direction(r.low, r.high) == side]  # fmt: skip
             if mine:
-                verb = "rank" if len(mine) > 1 else "ranks"
-                parts.append(f"{', '.join(mine)} {verb} leaked problems {words} {rule}")
-        explored += parts
+                parts.append(f"{words} {', '.join(mine)}")
+        if parts:
+            explored.append(f"{rule} ranks leaked problems " + ", ".join(parts))
     if explored:
-        said.append("; ".join(explored) + " (exploratory, each interval unadjusted)")
+        said.append("; ".join(explored) + " (exploratory, each interval unadjusted: rule − score)")
     if not said:
         return None
     return "; ".join(said)
@@ -96,7 +100,7 @@ def _paper(table: pd.DataFrame) -> str | None:
             + ("" if one else f" ({r.family_verdict or 'no test'})")
             for r in g.itertuples()
         )
-        after = f": {verdicts.pop()} at both" if one else ""
+        after = f": {verdicts.pop()} at both points" if one else ""
         said.append(f"{short(rule)} (paper {g.paper_gain.iloc[0] * 100:+.0f}): {points}{after}")
     return "; ".join(said)
 
@@ -117,11 +121,14 @@ def undecided(table: pd.DataFrame) -> str | None:
             said.append(name)
             continue
         family = int((rows.role == r.role).sum())
-        needed = plan.seeds_needed(family)
+        stated, _, needed = _design(plan, r, k, family)
         seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
-        said.append(
-            f"{name} (power {plan.power(k, family):.0%} for {plan.effect:g}; {seeds} for 80%)"
-        )
+        if stated >= 0.8 and -plan.effect < r.low and r.high < plan.effect:
+            said.append(
+                f"{name} (its interval excludes ±{plan.effect:g}; a smaller difference open)"
+            )
+        else:
+            said.append(f"{name} (power {stated:.0%} for {plan.effect:g}; {seeds} for 80%)")
     if not said:
         return None
     one = int(rows.seeds.max()) < 2 if "seeds" in rows and rows.seeds.notna().any() else True
@@ -139,15 +146,7 @@ def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
     if k < 2:
         return f"one seed: no pooled test of {plan.effect:g}"
     family = int((pooled_rows(table).role == rows.role.iloc[0]).sum())
-    row = rows.iloc[0]
-    parts = max(
-        (plan.problem_se**2, plan.seed_sd**2),
-        (float(row.problem_se) ** 2, float(row.seed_sd) ** 2),
-        key=lambda v: v[0] + v[1] / k,
-    )
-    stated = plan.power(k, family)
-    realised = power(float(row.problem_se) ** 2, float(row.seed_sd) ** 2, k, plan.effect, family)
-    needed = seeds_needed(*parts, plan.effect, family)
+    stated, realised, needed = _design(plan, rows.iloc[0], k, family)
     seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
     when = "as designed (from these exploratory seeds)" if _exploratory(table) else "as designed"
     text = (
@@ -157,6 +156,15 @@ def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
     if min(stated, realised) < 0.8:
         text += "; a verdict on an effect that size is not to be expected here"
     return text
+
+
+def _design(plan: Planned, row, seeds: int, family: int) -> tuple[float, float, float]:
+    """(stated power, power with the row's own variance parts, the seeds 80% would need at
+    the larger of the two variances) for the plan's effect."""
+    own = (float(row.problem_se) ** 2, float(row.seed_sd) ** 2)
+    parts = max((plan.problem_se**2, plan.seed_sd**2), own, key=lambda v: v[0] + v[1] / seeds)
+    realised = power(*own, seeds, plan.effect, family)
+    return plan.power(seeds, family), realised, seeds_needed(*parts, plan.effect, family)
 
 
 def _exploratory(table: pd.DataFrame) -> bool:
@@ -197,7 +205,7 @@ def claim_answer(
                 f"{rule} {held:.0%} of problems the leaked model never saw, {leaked:.0%} of those"
                 " it saw"
                 if k == 0
-                else f"{rule} {held:.0%} and {leaked:.0%}"
+                else f"{rule} {held:.0%} of unseen and {leaked:.0%} of seen ones"
                 for k, (rule, held, leaked) in enumerate(rates)
             )
             + "."

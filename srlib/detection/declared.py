@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from srlib.detection.arms import Arm, Contrast
+from srlib.detection.arms import MATCHED, Arm, Contrast
 
 FAMILIES = ("discrimination", "transport", "deployable", "plug-in")
 """The roles whose contrasts are one family each, Holm-adjusted within each part."""
@@ -141,7 +141,7 @@ def _against_mean(
     """Each paper's rule at ``a_mode`` against the mean of its setting's baselines at
     ``b_mode`` (matched to the rule where the mode matches), named "RULE − mean of N
     baselines (LABEL)"."""
-    matched = b_mode not in ("scores", "none", "calibrated", "oracle")
+    matched = b_mode in MATCHED
     return [
         Contrast(
             f"{sr} − mean of {len(bs)} baselines ({label})",

@@ -35,7 +35,12 @@ def detection_context(auc: pd.DataFrame, fpr: pd.Series) -> list[str]:
         blind = auc.loc["Blind (text only)"]
         shift = " Part of every detector's score may then be that shift." if blind.low > 0.5 else ""
         out.append(
-            above_chance("The blind text-only classifier", blind.value, blind.low, blind.high)
+            above_chance(
+                "The blind text-only classifier of leaked against held-out problems",
+                blind.value,
+                blind.low,
+                blind.high,
+            )
             + shift
         )
     return out
