@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from srlib.detection.declared import CHOSEN_ON, DESIGN, Planned
-from srlib.detection.verdicts import paper_point, pooled_rows, short
+from srlib.detection.verdicts import paper_point, pooled_rows, seed_numbers, short
 from srlib.stats.pooling import power, seeds_needed
 from srlib.stats.verdicts import direction
 
@@ -169,8 +169,7 @@ def _design(plan: Planned, row, seeds: int, family: int) -> tuple[float, float, 
 
 def _exploratory(table: pd.DataFrame) -> bool:
     """Whether any seed of the table is one the design was read from (``CHOSEN_ON``)."""
-    numbers = [p.split()[-1] for p in set(table.part) if str(p).startswith("seed ")]
-    return any(int(n) in CHOSEN_ON for n in numbers if n.isdigit())
+    return any(n in CHOSEN_ON for n in seed_numbers(table))
 
 
 def design_sentences(table: pd.DataFrame) -> list[str]:

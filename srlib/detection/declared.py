@@ -120,9 +120,9 @@ DESIGN = (
 )  # fmt: skip
 """The confirmatory contrasts' design (``Planned``), written down with ``HISTORY``'s #62 entry
 before any result of the replicate seeds 3–6 was read (their training had started): the
-effects the power is stated for (an AUC difference of 0.05; an MCC difference of 0.10,
-chosen after seeds 0–2's variance was seen; the equivalence margin is the contrast table's
-own) and the variance parts of the seeds 0–2 claim table (lock record ``5336403e…``) they were
+effects the power is stated for (each ``Planned.effect``, in its contrast's metric, chosen
+after seeds 0–2's variance was seen; the equivalence margin is the contrast table's own)
+and the variance parts of the seeds 0–2 claim table (lock record ``5336403e…``) they were
 read from. The seeds' part is a point estimate on two degrees of freedom, so the stated power
 is optimistic where it is large. The detection chapter prints each one's power at the build's
 seeds before its table;

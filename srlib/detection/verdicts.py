@@ -28,6 +28,11 @@ def pooled_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows.part == POOLED] if POOLED in set(rows.part) else rows
 
 
+def seed_numbers(rows: pd.DataFrame) -> list[int]:
+    """The replicate seeds whose parts the table holds, by number."""
+    return [int(s.split()[-1]) for s in _seeds(rows) if s.split()[-1].isdigit()]
+
+
 def _seeds(rows: pd.DataFrame) -> list[str]:
     """The table's parts that are seeds (not pools, whatever a pool is named)."""
     if "seeds" in rows and rows.seeds.notna().all():
@@ -135,7 +140,7 @@ def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
             n = int(kept.seeds.iloc[0]) if "seeds" in kept else len(_seeds(rows)) - 1
             counts = ", ".join(f"{v} {list(kept.family_verdict).count(v)}" for v in VERDICTS)
             out.append(f"{what} ({n} seeds, t on {n - 1} degree(s) of freedom: wide): {counts}.")
-    numbers = [int(s.split()[-1]) for s in seeds if s.split()[-1].isdigit()]
+    numbers = seed_numbers(rows)
     if len(seeds) > 1 and numbers and all(n not in CHOSEN_ON for n in numbers):
         out.append(
             "Every seed here is confirmatory: no family was chosen on any of them (they score the"
