@@ -1,7 +1,8 @@
-"""The models an audit names: a local checkpoint folder, an id already in the Hugging Face
-cache, or ``URL#model-name`` of an OpenAI-compatible server (vLLM, llama.cpp, ``srlib
-serve``). Each is opened once, checked (a server must answer and serve that name), and told
-which settings it can run: gray-box needs prompt log-probs, which only some servers return."""
+"""The models an audit names: a local checkpoint folder, a locked model's name
+(``models.locked``: ``smollm2-135m``), an id already in the Hugging Face cache, or
+``URL#model-name`` of an OpenAI-compatible server (vLLM, llama.cpp, ``srlib serve``). Each is
+opened once, checked (a server must answer and serve that name), and told which settings it
+can run: gray-box needs prompt log-probs, which only some servers return."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def render(result) -> str:
         "<h1>Leakage audit</h1>",
         f"<p>Benchmarks: {', '.join(map(html.escape, spec.benchmarks))}; {spec.n} variants "
         f"per sample (kinds {', '.join(spec.kinds)}, seed {spec.seed})"
-        + (f"; first {spec.limit} samples of each" if spec.limit else "")
+        + _limits(spec)
         + f". Empirical null: {null}.</p>",
         f"<p>Settings each model ran:</p><ul>{ran}</ul>",
         _undecided_html(result.failures),
@@ -105,3 +105,11 @@ def _undecided_html(failures) -> str:
         for r in failures.itertuples()
     )
     return f"<p>Your detectors could not score every sample:</p><ul>{items}</ul>" if items else ""
+
+
+def _limits(spec) -> str:
+    """How many samples of each set the audit read, as the report says it."""
+    if isinstance(spec.limit, tuple):
+        cut = ", ".join(f"first {n} of {html.escape(name)}" for name, n in spec.limit)
+        return f"; {cut} (the other sets whole)"
+    return f"; first {spec.limit} samples of each" if spec.limit else ""

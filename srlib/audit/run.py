@@ -57,7 +57,8 @@ class AuditSpec:
     setting: str = "both"
     reference: str | None = None
     control: str | None = None
-    limit: int | None = None
+    limit: int | tuple[tuple[str, int], ...] | None = None  # first N samples of every set, or
+    # (benchmark spec, N) pairs: those sets cut, the others whole
     kinds: tuple[str, ...] = KINDS
     seed: int = 0
     max_new_tokens: int = 128
@@ -73,14 +74,28 @@ class AuditSpec:
             return None
         return self.reference_label or label_of(self.reference)
 
+    def limit_of(self, name: str) -> int | None:
+        """How many of the sample set ``name`` (a benchmark spec) the audit reads."""
+        if isinstance(self.limit, tuple):
+            return dict(self.limit).get(name)
+        return self.limit
+
     def check(self) -> None:
         """One clear error per unusable argument."""
         if not self.models:
             raise AuditInputError("name at least one model to audit (--model)")
         if not self.benchmarks:
             raise AuditInputError("name at least one benchmark (--benchmark)")
-        if self.limit is not None and self.limit < 1:
-            raise AuditInputError(f"--limit must be at least 1, got {self.limit}")
+        limits = dict(self.limit) if isinstance(self.limit, tuple) else {"": self.limit}
+        for name, limit in limits.items():
+            if limit is not None and limit < 1:
+                where = f" of {name}" if name else ""
+                raise AuditInputError(f"--limit{where} must be at least 1, got {limit}")
+        if isinstance(self.limit, tuple):
+            named = {*self.benchmarks, *([self.control] if self.control else [])}
+            stray = sorted(set(limits) - named)
+            if stray:
+                raise AuditInputError(f"limits given for {stray}, which the audit does not read")
         if self.n < 1:
             raise AuditInputError(f"--n must be at least 1 variant per sample, got {self.n}")
         if self.setting not in SETTINGS:
@@ -116,7 +131,7 @@ def audit(
     reference: str | None = None,
     reference_label: str | None = None,
     control: str | None = None,
-    limit: int | None = None,
+    limit: int | Mapping[str, int] | None = None,
     kinds: Sequence[str] = KINDS,
     seed: int = 0,
     max_new_tokens: int = 128,
@@ -136,7 +151,9 @@ def audit(
     ``samples.parquet`` / ``samples.csv`` (one row per model, benchmark and sample),
     ``summary.json`` / ``summary.csv`` and, with ``report``, ``report.html``. ``reference``
     (a model spec, named ``reference_label`` in tables) and ``control`` (a benchmark spec
-    of samples the models cannot have seen) give the empirical null; ``variants``
+    of samples the models cannot have seen) give the empirical null; ``limit``: the first N
+    samples of every set, or a mapping of benchmark specs (the control's included) to N, the
+    sets it does not name read whole; ``variants``
     (benchmark → one ``Variants`` per sample) replaces the variants the audit would make;
     ``cache`` is the score cache (default ``out/scores.sqlite``), shared with whoever opens
     the same model with the same ``device``, ``dtype`` and ``threads``. ``out`` is claimed for
@@ -160,7 +177,7 @@ def audit(
         setting,
         reference,
         control,
-        limit,
+        tuple(sorted(limit.items())) if isinstance(limit, Mapping) else limit,
         tuple(kinds),
         seed,
         max_new_tokens,
@@ -178,9 +195,9 @@ def audit(
             f"({', '.join(DECISIONS)}); give your detector another name"
         )
     out = Path(out) / _artifact(spec).key if keyed else Path(out)
-    sets = {b: load_benchmark(b)[:limit] for b in spec.benchmarks}
+    sets = {b: load_benchmark(b)[: spec.limit_of(b)] for b in spec.benchmarks}
     if control:
-        sets[CONTROL] = load_benchmark(control)[:limit]
+        sets[CONTROL] = load_benchmark(control)[: spec.limit_of(control)]
     _claim(out, spec, write=False)  # another audit's folder: say so before loading models
     opened, batches = [], (batch_size, generate_batch)
     if reference:

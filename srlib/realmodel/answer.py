@@ -1,0 +1,66 @@
+"""The real-model chapter's sentences, from its tables: what the audit's flag rates say against
+the fresh problems' rate (the empirical null a real model can have), and what the design of
+the known leak could detect. The leak's verdicts themselves are ``detection.answer``'s."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from srlib.detection.verdicts import pooled_rows, short
+from srlib.stats.verdicts import direction
+
+RULE = "gray"  # the audit's decision read in words: SR's gray-box rule
+
+
+def _p(p: float) -> str:
+    return f"p = {p:.2g}" if p >= 1e-4 else "p < 0.0001"
+
+
+def audit_sentences(summary: pd.DataFrame, control: str, rule: str = RULE) -> list[str]:
+    """Per audited benchmark: the rule's flag rate beside the control's (the model's own rate
+    on problems it cannot have seen), the excess with its interval and Fisher's test, and the
+    pooled benchmark-level test against the control; then the control's rate beside chance."""
+    rows = summary[(summary.decision == rule) & (summary.null == "control samples")]
+    out = []
+    for r in rows.itertuples():
+        side = direction(r.excess_low, r.excess_high)
+        verdict = {
+            "better": "above the fresh problems' rate",
+            "worse": "below the fresh problems' rate",
+        }.get(side, "not distinguishable from the fresh problems' rate")
+        pooled = (
+            f"; pooled test against the fresh problems {_p(r.control_p)}"
+            if not math.isnan(r.control_p)
+            else ""
+        )
+        out.append(
+            f"{r.benchmark}: SR {rule} flags {r.rate:.0%} of {r.decided} problems against "
+            f"{r.null_rate:.0%} of the fresh ones, an excess of {r.excess:+.0%} "
+            f"(95% interval {r.excess_low:+.0%} to {r.excess_high:+.0%}, Fisher {_p(r.p_vs_null)})"
+            f": {verdict}{pooled}."
+        )
+    if len(rows):
+        first = rows.iloc[0]
+        out.append(
+            f"On the fresh problems ({control}), which the model cannot have seen, SR {rule} "
+            f"flags {first.null_rate:.0%}, where chance is {first.chance:.0%}: the share "
+            "a clean real model already flags, the null every other rate is read against."
+        )
+    return out
+
+
+def detectable_sentences(claims: pd.DataFrame) -> list[str]:
+    """Per confirmatory contrast: the difference the leak's design detects with 80% power
+    (``contrasts.contrast_table``'s ``detectable``) beside the one it found."""
+    rows = pooled_rows(claims[claims.role.isin(("discrimination", "transport"))])
+    out = []
+    for r in rows.itertuples():
+        seeds = int(getattr(r, "seeds", 1) or 1)
+        out.append(
+            f"{short(r.a)} against the mean of the baselines ({r.metric.upper()}): "
+            f"{r.difference:+.2f} found, {r.detectable:.2f} detectable with 80% power at "
+            f"{r.n} problems and {seeds} seed{'s' if seeds > 1 else ''}: {r.family_verdict}."
+        )
+    return out
