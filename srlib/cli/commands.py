@@ -63,6 +63,17 @@ def _corpus(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model(args: argparse.Namespace) -> int:
+    from srlib.models import locked
+    from srlib.realmodel.describe import model_sentence
+
+    if args.record:
+        print(f"recorded {args.name}: {locked.record(args.name)}")
+    print(model_sentence(args.name))
+    print(locked.folder(args.name))
+    return 0
+
+
 def _benchmarks(args: argparse.Namespace) -> int:
     from srlib.benchmarks.tables import availability
 

@@ -184,20 +184,24 @@ def design_sentences(table: pd.DataFrame) -> list[str]:
 
 
 def claim_answer(
-    table: pd.DataFrame, markdown: bool = True, premise: Mapping[str, float] | None = None
+    table: pd.DataFrame,
+    markdown: bool = True,
+    premise: Mapping[str, float] | None = None,
+    rates: bool = True,
 ) -> list[str]:
     """The answer box: what was decided, first — SR's flag rates on the leaked model's
     held-out and leaked halves; with ``premise`` (``blind.premise_summary`` over the evaluated
     problems) what a model-free classifier makes of originals and variants; which scores rank
     leaked problems better; whose decisions hold at a clean model's threshold; the paper's
     gain at this book's points — then what stays undecided and why. Not ``markdown``: plain
-    text, as a cell prints it."""
+    text, as a cell prints it; not ``rates``: without the flag rates (a chapter that says
+    them its own way)."""
     if "role" not in table:
         return []
     strong = "**" if markdown else ""
     out = []
-    rates = flag_rates(table)
-    if rates:
+    said = flag_rates(table) if rates else []
+    if said:
         out.append(
             f"{strong}What SR flags{strong}: "
             + "; ".join(
@@ -205,7 +209,7 @@ def claim_answer(
                 " it saw"
                 if k == 0
                 else f"{rule} {held:.0%} of unseen and {leaked:.0%} of seen ones"
-                for k, (rule, held, leaked) in enumerate(rates)
+                for k, (rule, held, leaked) in enumerate(said)
             )
             + "."
         )

@@ -118,6 +118,13 @@ def folder(
     target = Path(cache) if cache is not None else cache_folder()
     target = target / f"{name}-{model.member_sha256[:12]}"
     if (target / DONE).is_file():
+        made = json.loads((target / DONE).read_text(encoding="utf-8"))["digest"]
+        want = model.converted.get(_numerics()) if check else None
+        if want is not None and made != want:
+            raise LockedModelError(
+                f"{target}: converted with digest {made[:16]}…, not the lock's {want[:16]}… "
+                f"for {_numerics()}; remove the folder to convert it again"
+            )
         return target
     wheel = archive(model.source, folders, fetch)
     with atomic_path(target, folder=True) as tmp:

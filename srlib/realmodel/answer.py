@@ -64,3 +64,38 @@ def detectable_sentences(claims: pd.DataFrame) -> list[str]:
             f"{r.n} problems and {seeds} seed{'s' if seeds > 1 else ''}: {r.family_verdict}."
         )
     return out
+
+
+def headline(summary: pd.DataFrame, tables: dict, control: str, rule: str = RULE) -> list[str]:
+    """The landing page's sentences: each audited benchmark's SR rate against the fresh
+    problems', then SR's rates on the leaked and held-out halves of the known leak beside the
+    untouched model's."""
+    from srlib.realmodel.study import half_rates
+
+    rows = summary[(summary.decision == rule) & (summary.null == "control samples")]
+    model = rows.model.iloc[0] if len(rows) else "the real model"
+    said = [
+        f"{r.benchmark} {r.rate:.0%} ({r.excess:+.0%}, 95% interval {r.excess_low:+.0%} to "
+        f"{r.excess_high:+.0%})"
+        for r in rows.itertuples()
+    ]
+    out = []
+    if said:
+        out.append(
+            f"A real model ({model}) audited against problems it cannot have seen: SR {rule} "
+            f"flags {rows.null_rate.iloc[0]:.0%} of the fresh problems and "
+            + "; ".join(said)
+            + " of the published benchmarks (the excess over the fresh problems' rate)."
+        )
+    rates = half_rates(tables)
+    if len(rates):
+        mean = rates.groupby(["model", "half"]).rate.mean()
+        seeds = rates.seed.nunique()
+        out.append(
+            f"Leaked on purpose (half of the fresh problems, {seeds} seed"
+            f"{'s' if seeds > 1 else ''}): SR {rule} flags {mean['leaked model', 'leaked']:.0%} "
+            f"of the leaked half and {mean['leaked model', 'held out']:.0%} of the held-out "
+            f"half; the untouched model {mean['untouched model', 'leaked']:.0%} and "
+            f"{mean['untouched model', 'held out']:.0%} of the same halves."
+        )
+    return out

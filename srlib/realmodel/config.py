@@ -60,9 +60,9 @@ class RealConfig:
 PROFILES: dict[str, RealConfig] = {
     "cpu": RealConfig(),
     "quick": RealConfig(
-        limits=(("humaneval", 6), ("mbpp:test", 6), ("fresh", 6)),
+        limits=(("humaneval", 4), ("mbpp:test", 4), ("fresh", 4)),
         n=2,
-        cpt_chars=3_000,
+        cpt_chars=2_000,
         corpus_profile="quick",
         repeats=1,
         epochs=1,

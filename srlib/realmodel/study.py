@@ -84,6 +84,31 @@ def control_set(config: RealConfig, result: Audit) -> tuple[list[Sample], list[V
     return samples, audit_variants(result.out, CONTROL, samples)
 
 
+def audited_sets(
+    config: RealConfig, result: Audit
+) -> tuple[dict[str, list[Sample]], dict[str, list[Variants]]]:
+    """Each audited sample set by name (the control under its benchmark spec) and the
+    variants the audit scored it with."""
+    from srlib.audit.summary import CONTROL
+
+    names = {b: b for b in config.benchmarks} | {config.control: CONTROL}
+    sets = {b: load_benchmark(b)[: config.limit_of(b)] for b in names}
+    return sets, {b: audit_variants(result.out, names[b], s) for b, s in sets.items()}
+
+
+def blind_rates(sets: dict[str, list[Sample]], variants: dict[str, list[Variants]]):
+    """Per sample set, what a model-free classifier of original against variant text makes of
+    them (``detection.blind.premise_summary``): SR's rule without a model."""
+    from srlib.detection.blind import premise_scores, premise_summary
+
+    rows = []
+    for name, samples in sets.items():
+        texts = [[v.text for v in vs] for vs in variants[name]]
+        said = premise_summary(premise_scores([s.text for s in samples], texts))
+        rows.append({"benchmark": name} | said)
+    return pd.DataFrame(rows).set_index("benchmark")
+
+
 def leak_settings(config: RealConfig, seed: int) -> LeakSettings:
     """How a leaked run of ``config`` trains."""
     return LeakSettings(

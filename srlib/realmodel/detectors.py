@@ -1,0 +1,92 @@
+"""Every gray-box detector of the audit read against the fresh problems, not against chance.
+
+A threshold baseline has no rate of its own until a threshold is chosen; here each is judged
+two ways against the control problems (the model's own scores on problems it cannot have
+seen): without a threshold, by the AUC of its score between a benchmark's problems and the
+control's (0.5: the model treats the benchmark like problems it never saw; Mann-Whitney's
+test), and at the threshold that flags at most the share ``fpr`` of the control problems
+(``detection.decide.calibrated_threshold``, the book's deployable threshold), by the share of
+the benchmark it then flags. SR's rules need no threshold: their flag rate is compared with
+their rate on the control (Fisher's exact test) and their margin ranked like a score. The
+p-values are Holm-adjusted over every detector and benchmark of the table: one family, the
+question "which detectors tell this benchmark from problems the model never saw?"."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import fisher_exact, mannwhitneyu
+
+from srlib.audit.summary import CONTROL
+from srlib.detection.decide import calibrated_threshold
+from srlib.stats.significance import holm
+
+SCORES = {"PPL": "score_ppl", "Min-K%": "score_min_k", "Min-K%++": "score_min_k_pp",
+          "Zlib": "score_zlib"}  # fmt: skip
+RULES = {"SR gray": ("sr_gray", "sr_gray_margin")}  # flag column, margin column
+
+
+def _auc(bench: np.ndarray, control: np.ndarray) -> tuple[float, float]:
+    """AUC of ``bench`` above ``control`` and the two-sided Mann-Whitney p-value."""
+    test = mannwhitneyu(bench, control, alternative="two-sided")
+    return float(test.statistic / (len(bench) * len(control))), float(test.pvalue)
+
+
+def detector_table(samples: pd.DataFrame, fpr: float = 0.05) -> pd.DataFrame:
+    """One row per benchmark and detector of an audit's per-sample table (``Audit.samples``,
+    one model, gray-box): the AUC of its score (a rule's margin) against the control problems
+    with its p-value, its flag rate and the control's (a score at the threshold flagging at
+    most ``fpr`` of the control; a rule as it decides), Fisher's p-value of the two rates, and
+    Holm's adjustment of both p-values over the table."""
+    control = samples[samples.set == CONTROL]
+    rows = []
+    for bench, g in samples[samples.set != CONTROL].groupby("benchmark", sort=False):
+        for name, column in SCORES.items():
+            b, c = g[column].dropna().to_numpy(float), control[column].dropna().to_numpy(float)
+            cut = calibrated_threshold(c, fpr)
+            rows.append(_row(bench, name, "score", b, c, b > cut, c > cut))
+        for name, (flag, margin) in RULES.items():
+            b, c = g.dropna(subset=[flag]), control.dropna(subset=[flag])
+            rows.append(
+                _row(bench, name, "rule", b[margin].to_numpy(float), c[margin].to_numpy(float),
+                     b[flag].to_numpy(bool), c[flag].to_numpy(bool))
+            )  # fmt: skip
+    table = pd.DataFrame(rows)
+    if len(table):
+        table["p_auc_holm"] = holm(table.p_auc.to_list())
+        table["p_rate_holm"] = holm(table.p_rate.to_list())
+    return table
+
+
+def _row(bench, name, kind, b, c, b_flags, c_flags) -> dict:
+    auc, p_auc = _auc(b, c)
+    k, m = int(b_flags.sum()), int(c_flags.sum())
+    _, p_rate = fisher_exact([[k, len(b_flags) - k], [m, len(c_flags) - m]])
+    return {
+        "benchmark": bench,
+        "detector": name,
+        "kind": kind,
+        "problems": len(b),
+        "control problems": len(c),
+        "auc": auc,
+        "p_auc": p_auc,
+        "rate": k / len(b_flags),
+        "control_rate": m / len(c_flags),
+        "p_rate": float(p_rate),
+    }
+
+
+def detector_sentences(table: pd.DataFrame) -> list[str]:
+    """Per benchmark: the detectors whose AUC against the control differs from 0.5
+    family-wise (Holm), and those that do not."""
+    out = []
+    for bench, g in table.groupby("benchmark", sort=False):
+        apart = g[g.p_auc_holm < 0.05]
+        same = g[g.p_auc_holm >= 0.05]
+        said = ", ".join(f"{r.detector} (AUC {r.auc:.2f})" for r in apart.itertuples())
+        rest = ", ".join(f"{r.detector} ({r.auc:.2f})" for r in same.itertuples())
+        text = f"{bench} against the fresh problems: "
+        text += f"told apart by {said}" if said else "told apart by no detector"
+        text += f"; not told apart by {rest}" if rest else ""
+        out.append(text + " (Holm over every detector and benchmark).")
+    return out
