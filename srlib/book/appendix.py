@@ -109,6 +109,16 @@ STAGES = {
 }
 """The ledgers' stages as the appendix names them (others, such as a study's detectors, as
 they are)."""
+STUDIES = {"real-model": "real model"}
+"""Cache folders whose stages are named apart, prefixed with the study's name: what the
+real-model chapter made (``srlib.realmodel``: the audit, its scores, the leaked runs)."""
+
+
+def _stage(stage: str, made: str) -> str:
+    """A ledger line's stage as the appendix names it (``STAGES``, ``STUDIES``)."""
+    named = STAGES.get(stage, stage)
+    study = STUDIES.get(made.split("/", 1)[0])
+    return f"{study} — {named}" if study else named
 
 
 def _started(executed: list[Path]) -> str:
@@ -136,7 +146,9 @@ def _costs(cache: Path, since: str) -> list[str]:
     )  # fmt: skip
     table = (
         rows[mine]
-        .assign(stage=lambda t: t.stage.map(lambda s: STAGES.get(s, s)))
+        .assign(
+            stage=[_stage(a, b) for a, b in zip(rows[mine].stage, rows[mine].made, strict=True)]
+        )
         .groupby("stage")
         .agg(entries=("made", "size"), cpu=("cpu_s", "sum"), wall=("wall_s", "sum"))
         .sort_values("cpu", ascending=False)

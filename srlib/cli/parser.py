@@ -209,7 +209,11 @@ def parser() -> argparse.ArgumentParser:
         "--setting", choices=("gray", "black", "both"), default="both", help="scoring settings"
     )
     p.add_argument("--reference", help="a model that never saw the benchmarks: the null")
-    p.add_argument("--control", help="samples the models cannot have seen (benchmark spec)")
+    p.add_argument(
+        "--control",
+        help="samples the models cannot have seen (benchmark spec; fresh: problems written for "
+        "this project), every rate's empirical null",
+    )
     p.add_argument("--limit", type=int, help="first N samples of each benchmark")
     p.add_argument("--max-new-tokens", type=int, default=128, help="black-box continuation")
     p.add_argument("--device", default="cpu", help="torch device")

@@ -88,3 +88,18 @@ def digest_rows(config, result, tables: dict, claims: pd.DataFrame) -> list[dict
 def checkpoint_digest(path: Path) -> str:
     """A leaked checkpoint's digest (every file's content)."""
     return locked.folder_digest(path)
+
+
+def chapter_costs(out_dir: str | Path) -> pd.DataFrame:
+    """What making the chapter's results cost, by stage (its ledgers, ``costs.read_costs``):
+    entries, CPU- and wall-minutes; empty where nothing was made here."""
+    from srlib.costs import read_costs
+
+    rows = pd.DataFrame(read_costs(out_dir) if Path(out_dir).exists() else [])
+    if rows.empty:
+        return pd.DataFrame(columns=["entries", "CPU minutes", "wall minutes"])
+    table = rows.groupby("stage").agg(
+        entries=("made", "size"), cpu=("cpu_s", "sum"), wall=("wall_s", "sum")
+    )
+    table = table.assign(cpu=table.cpu / 60, wall=table.wall / 60).sort_values("cpu")
+    return table.rename(columns={"cpu": "CPU minutes", "wall": "wall minutes"})[::-1]

@@ -29,7 +29,6 @@ import pandas as pd
 from srlib.audit.models import open_model
 from srlib.audit.run import Audit, audit
 from srlib.benchmarks import load_benchmark
-from srlib.costs import costed
 from srlib.detection.compare import long_table
 from srlib.detection.contrasts import contrast_table
 from srlib.detection.declared import declared_contrasts
@@ -47,7 +46,7 @@ from srlib.testbed.runs import LeakRun, load_run
 from srlib.transforms import Variants
 
 NEEDS_CALIBRATION = ("calibrated", "matched")  # threshold modes read on a clean calibration split
-SCORES = "real-model-scores.sqlite"  # the shared score cache, in the chapter's cache folder
+SCORES = "scores.sqlite"  # the audit's and the leak's one score cache, in the chapter's folder
 
 
 def label(config: RealConfig) -> str:
@@ -55,10 +54,9 @@ def label(config: RealConfig) -> str:
     return Path(config.model.rstrip("/")).name
 
 
-def real_audit(
-    config: RealConfig, out_dir: str | Path, cache_dir: str | Path, progress: bool = True
-) -> Audit:
-    """The audit of ``config.model`` on ``config.benchmarks`` against ``config.control``."""
+def real_audit(config: RealConfig, out_dir: str | Path, progress: bool = True) -> Audit:
+    """The audit of ``config.model`` on ``config.benchmarks`` against ``config.control``, in
+    ``out_dir`` (its results keyed by its settings; the score cache beside them)."""
     return audit(
         {label(config): config.model},
         config.benchmarks,
@@ -70,7 +68,7 @@ def real_audit(
         seed=config.seed,
         batch_size=config.score_batch,
         threads=config.threads,
-        cache=Path(cache_dir) / SCORES,
+        cache=Path(out_dir) / SCORES,
         keyed=True,
         progress=progress,
     )
@@ -123,10 +121,16 @@ def leak_settings(config: RealConfig, seed: int) -> LeakSettings:
 
 
 def leaked_run(
-    config: RealConfig, seed: int, samples: list[Sample], cache_dir: str | Path, progress=True
+    config: RealConfig,
+    seed: int,
+    samples: list[Sample],
+    out_dir: str | Path,
+    cache_dir: str | Path,
+    progress: bool = True,
 ) -> tuple[LeakRun, pd.DataFrame]:
     """The model continued-pre-trained on the leaked half of ``samples`` drawn by ``seed``
-    (through the store), and the split (id, benchmark, leaked)."""
+    (through the store in ``out_dir``; the general text from the testbed's corpus in
+    ``cache_dir``), and the split (id, benchmark, leaked)."""
     split = split_samples(samples, config.leaked_share, seed)
     chosen = set(split.id[split.leaked])
     leaked = {s.id: s.text for s in samples if s.id in chosen}
@@ -141,10 +145,10 @@ def leaked_run(
         "settings": settings,
     }
     artifact = Artifact("runs", inputs, name=f"real-{label(config)}-seed{seed}")
-    store = Store(cache_dir)
+    store = Store(out_dir)
     folder = store.get(artifact)
     if folder is None:
-        with store.put(artifact) as tmp, costed(cache_dir, store.path(artifact), "real: leak"):
+        with store.put(artifact) as tmp:
             train_leak(base, general, leaked, settings, tmp, progress)
         folder = store.path(artifact)
     return load_run(folder), split
@@ -155,12 +159,13 @@ def scored(
     model: str | Path,
     samples: list[Sample],
     variants: list[Variants],
-    cache_dir: str | Path,
+    out_dir: str | Path,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """``detect``'s gray-box table of ``model`` on ``samples`` (scores through the cache)."""
+    """``detect``'s gray-box table of ``model`` on ``samples`` (scores through the cache in
+    ``out_dir``)."""
     opened = open_model(str(model), batch_size=config.score_batch, threads=config.threads)
-    cached = CachedModel(opened.model, Path(cache_dir) / SCORES, progress=progress)
+    cached = CachedModel(opened.model, Path(out_dir) / SCORES, progress=progress)
     return detect(cached, samples, config.n, "gray", variants=variants, progress=progress)
 
 
@@ -175,19 +180,21 @@ def real_contrasts() -> list:
 
 
 def leak_tables(
-    config: RealConfig, result: Audit, cache_dir: str | Path, progress: bool = True
+    config: RealConfig,
+    result: Audit,
+    out_dir: str | Path,
+    cache_dir: str | Path,
+    progress: bool = True,
 ) -> dict[int, tuple[pd.DataFrame, pd.DataFrame]]:
     """Per leak seed: the leaked model's and the untouched model's long detector tables on
-    the control problems, labelled by that seed's split (``compare.long_table``)."""
+    the control problems, labelled by that seed's split (``compare.long_table``); runs and
+    scores in ``out_dir``, the general text from the testbed's corpus in ``cache_dir``."""
     samples, variants = control_set(config, result)
-    clean = scored(config, config.model, samples, variants, cache_dir, progress)
+    clean = scored(config, config.model, samples, variants, out_dir, progress)
     out = {}
     for seed in config.leak_seeds:
-        run, split = leaked_run(config, seed, samples, cache_dir, progress)
-        last = run.checkpoints[-1]
-        stage = Path(cache_dir) / "costs-real-score" / f"seed{seed}"
-        with costed(cache_dir, stage, "real: leaked model's scores"):
-            table = scored(config, last, samples, variants, cache_dir, progress)
+        run, split = leaked_run(config, seed, samples, out_dir, cache_dir, progress)
+        table = scored(config, run.checkpoints[-1], samples, variants, out_dir, progress)
         labels = split.set_index("id").leaked
         leaked = table.assign(leaked=table.id.map(labels))
         base = clean.assign(leaked=clean.id.map(labels))
