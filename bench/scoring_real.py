@@ -23,6 +23,7 @@ from _timing import timed
 
 from srlib.benchmarks import load_benchmark
 from srlib.models.hf import HFModel
+from srlib.testbed.locked import resolve
 
 ROUNDS = 3
 
@@ -42,7 +43,7 @@ if __name__ == "__main__":
     name = sys.argv[1] if len(sys.argv) > 1 else "smollm2-135m"
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 24
     texts = [s.text for s in load_benchmark("humaneval")[:count]]
-    hf = HFModel(name, batch_size=1, threads=1)
+    hf = HFModel(resolve(name), batch_size=1, threads=1)
     torch.set_num_threads(1)
     loop_s, ours_s = [], []
     for _ in range(ROUNDS):

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from srlib.errors import InputError
-from srlib.models import locked
+from srlib.testbed import locked
 from srlib.testbed.sources import SourceUnavailable
 
 MEMBER = "pkg/model.gguf"
@@ -127,8 +127,9 @@ def test_the_real_model_converts_to_the_locked_digest_and_scores_a_fresh_problem
     folder = locked.folder("smollm2-135m")  # checks the lock's record where it has one
     recorded = entry.converted.get(locked._numerics())
     assert recorded is None or locked.folder_digest(folder) == recorded
-    model = HFModel("smollm2-135m", batch_size=1, threads=1)
-    assert model.name == "smollm2-135m" and model.fingerprint.startswith("hf:smollm2-135m-")
+    assert locked.resolve("smollm2-135m") == str(folder) and locked.resolve("x/y") == "x/y"
+    model = HFModel(locked.resolve("smollm2-135m"), batch_size=1, threads=1)
+    assert model.fingerprint.startswith("hf:smollm2-135m-")
     problem = load_benchmark("fresh")[0]
     (scores,) = model.token_logprobs([problem.text])
     assert len(scores.tokens) > 50 and all(math.isfinite(x) and x <= 0 for x in scores.logprobs)

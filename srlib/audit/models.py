@@ -1,5 +1,5 @@
 """The models an audit names: a local checkpoint folder, a locked model's name
-(``models.locked``: ``smollm2-135m``), an id already in the Hugging Face cache, or
+(``testbed.locked``: ``smollm2-135m``), an id already in the Hugging Face cache, or
 ``URL#model-name`` of an OpenAI-compatible server (vLLM, llama.cpp, ``srlib serve``). Each is
 opened once, checked (a server must answer and serve that name), and told which settings it
 can run: gray-box needs prompt log-probs, which only some servers return."""
@@ -75,9 +75,10 @@ def open_model(
         model.max_retries, model.backoff = 4, 0.5
         return AuditModel(label, spec, "server", model, gray)
     from srlib.models.hf import HFModel
+    from srlib.testbed.locked import resolve
 
     model = HFModel(
-        spec,
+        resolve(spec),
         device=device,
         dtype=dtype,
         batch_size=batch_size,

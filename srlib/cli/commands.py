@@ -64,8 +64,8 @@ def _corpus(args: argparse.Namespace) -> int:
 
 
 def _model(args: argparse.Namespace) -> int:
-    from srlib.models import locked
     from srlib.realmodel.describe import model_sentence
+    from srlib.testbed import locked
 
     if args.record:
         print(f"recorded {args.name}: {locked.record(args.name)}")

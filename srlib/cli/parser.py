@@ -82,7 +82,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands._corpus)
 
-    p = command("model", "fetch and convert a locked real model (models.locked), check it")
+    p = command("model", "fetch and convert a locked real model (testbed.locked), check it")
     p.add_argument("name", nargs="?", default="smollm2-135m", help="a locked model's name")
     p.add_argument("--record", action="store_true", help="record its converted digest in the lock")
     p.set_defaults(func=commands._model)

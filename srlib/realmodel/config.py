@@ -14,7 +14,7 @@ class RealConfig:
     """What the real-model study runs: which model, which problems, how the leak is made."""
 
     # --- the audit ---
-    model: str = "smollm2-135m"  # a locked model's name (models.locked), a folder or cached id
+    model: str = "smollm2-135m"  # a locked model's name (testbed.locked), a folder or cached id
     benchmarks: tuple[str, ...] = ("humaneval", "mbpp:test")  # audited; "name" or "name:split"
     control: str = "fresh"  # problems the model cannot have seen: every rate's empirical null
     limits: tuple[tuple[str, int], ...] = (("humaneval", 100), ("mbpp:test", 100))  # first N

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from srlib.models import locked
 from srlib.models.hf import model_folder
 from srlib.store import frame_digest, frame_row, row
+from srlib.testbed import locked
 
 
 def model_sentence(spec: str) -> str:
@@ -76,7 +76,7 @@ def novelty_sentence(found: pd.DataFrame, documents: int) -> str:
 def digest_rows(config, result, tables: dict, claims: pd.DataFrame) -> list[dict]:
     """The appendix's rows: the converted model, each leaked run's last checkpoint, the
     audit's summary and the leak's claim table."""
-    base = model_folder(config.model)
+    base = model_folder(locked.resolve(config.model))
     rows = [row("model", f"real model {config.model}", locked.folder_digest(base))]
     for seed, (leaked, _) in tables.items():
         rows.append(row("scores", f"real model, leaked seed {seed}", frame_digest(leaked)))

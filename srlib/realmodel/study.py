@@ -42,6 +42,7 @@ from srlib.store import Artifact, Store, digest, text_digest
 from srlib.testbed.build import corpus_of, split_samples
 from srlib.testbed.leak import LeakSettings
 from srlib.testbed.leak import train_run as train_leak
+from srlib.testbed.locked import resolve
 from srlib.testbed.runs import LeakRun, load_run
 from srlib.transforms import Variants
 
@@ -136,7 +137,7 @@ def leaked_run(
     leaked = {s.id: s.text for s in samples if s.id in chosen}
     corpus, _ = corpus_of(config.corpus_profile, cache_dir, progress=progress)
     general = corpus.mixture(config.cpt_chars, config.code_to_text, seed, use="cpt").texts
-    base = model_folder(config.model)
+    base = model_folder(resolve(config.model))
     settings = leak_settings(config, seed)
     inputs = {
         "base": fingerprint(base),

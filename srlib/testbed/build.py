@@ -28,6 +28,7 @@ from srlib.testbed import sources as sources_module
 from srlib.testbed.config import TestbedConfig
 from srlib.testbed.corpus import Corpus, Mixture, build_corpus, verify
 from srlib.testbed.leak import LeakSettings
+from srlib.testbed.locked import resolve
 from srlib.testbed.runs import EXPOSURE, NULL, PARAPHRASE, LeakRun, load_run
 from srlib.testbed.sources import read_lock
 from srlib.testbed.testbed import Testbed, read_variants, run_name, variants_artifact
@@ -384,7 +385,7 @@ def _base(config, mix: Mixture, cache: Path, progress: bool) -> tuple[Path, list
     """The base model, its losses and its key: the configured checkpoint (keyed on its
     content, so a moved folder is the same model), or one trained here on ``mix``."""
     if config.base_model is not None:
-        folder = model_folder(config.base_model)
+        folder = model_folder(resolve(config.base_model))
         return folder, [], fingerprint(folder)
     settings = _settings(config, config.model, config.base_steps, config.seed)
     trained = train_model(mix.texts, cache, settings, name="base", progress=progress)

@@ -84,6 +84,13 @@ def is_locked(spec: str, path: str | os.PathLike[str] | None = None) -> bool:
     return not Path(spec).expanduser().exists() and spec in read_lock(path)
 
 
+def resolve(spec: str) -> str:
+    """The converted folder of a locked model's name (converted on first use), else ``spec``
+    as it is: what every place that opens a model by name calls first (an audit's
+    ``--model``, a testbed's ``base_model``, the real-model chapter)."""
+    return str(folder(spec)) if is_locked(spec) else spec
+
+
 def cache_folder() -> Path:
     """srlib's cache of converted models (``$XDG_CACHE_HOME/srlib/models``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
@@ -220,4 +227,5 @@ __all__ = [
     "is_locked",
     "read_lock",
     "record",
+    "resolve",
 ]
