@@ -51,7 +51,8 @@ NOT_PROSE = [
     re.compile(r"^:[\w-]+:.*$", re.M),  # directive options
 ]
 NAMES = re.compile(
-    r"\b(F1|SHA-256|UTF-8|all-MiniLM\S*|Qwen[\w.-]*|AVX-?512|AVX2|2-core|x86-64|CC BY \d\.\d|"
+    r"\b(F1|SHA-256|UTF-8|all-MiniLM\S*|Qwen[\w.-]*|SmolLM2[\w.-]*|smollm2[\w.-]*|AVX-?512|AVX2|2-core|x86-64|"
+    r"CC BY \d\.\d|"
     r"HTTP \d{3}|exits? \d|exit status \d|[\w.-]+#\d+|StarCoder2-\d+B)"  # names, codes, issues
 )
 ALLOWED = re.compile(r"95% (interval|confidence)|\[95% interval\]|bootstrap 95%|80% power")

@@ -14,6 +14,11 @@ from srlib.stats.verdicts import direction
 RULE = "gray"  # the audit's decision read in words: SR's gray-box rule
 
 
+def _points(share: float) -> str:
+    """A difference of two shares in percentage points, signed."""
+    return f"{share * 100:+.0f}"
+
+
 def _p(p: float) -> str:
     return f"p = {p:.2g}" if p >= 1e-4 else "p < 0.0001"
 
@@ -66,34 +71,36 @@ def detectable_sentences(claims: pd.DataFrame) -> list[str]:
     return out
 
 
-def headline(summary: pd.DataFrame, tables: dict, control: str, rule: str = RULE) -> list[str]:
+def headline(
+    summary: pd.DataFrame, tables: dict, control: str, exposures: int, rule: str = RULE
+) -> list[str]:
     """The landing page's sentences: each audited benchmark's SR rate against the fresh
     problems', then SR's rates on the leaked and held-out halves of the known leak beside the
-    untouched model's."""
+    untouched model's; ``exposures``: how often the leak showed each leaked problem."""
     from srlib.realmodel.study import half_rates
 
     rows = summary[(summary.decision == rule) & (summary.null == "control samples")]
     model = rows.model.iloc[0] if len(rows) else "the real model"
     said = [
-        f"{r.benchmark} {r.rate:.0%} ({r.excess:+.0%}, 95% interval {r.excess_low:+.0%} to "
-        f"{r.excess_high:+.0%})"
+        f"{r.rate:.0%} of {r.benchmark} ({_points(r.excess)} points over the fresh rate, 95% "
+        f"interval {_points(r.excess_low)} to {_points(r.excess_high)})"
         for r in rows.itertuples()
     ]
     out = []
     if said:
         out.append(
-            f"A real model ({model}) audited against problems it cannot have seen: SR {rule} "
-            f"flags {rows.null_rate.iloc[0]:.0%} of the fresh problems and "
-            + "; ".join(said)
-            + " of the published benchmarks (the excess over the fresh problems' rate)."
+            f"A real model ({model}), audited against problems written for this book that it "
+            f"cannot have seen: SR {rule} flags {rows.null_rate.iloc[0]:.0%} of those fresh "
+            "problems, " + ", ".join(said) + "."
         )
     rates = half_rates(tables)
     if len(rates):
         mean = rates.groupby(["model", "half"]).rate.mean()
         seeds = rates.seed.nunique()
         out.append(
-            f"Leaked on purpose (half of the fresh problems, {seeds} seed"
-            f"{'s' if seeds > 1 else ''}): SR {rule} flags {mean['leaked model', 'leaked']:.0%} "
+            f"Leaked on purpose (half of the fresh problems, each seen {exposures} times in "
+            f"continued pre-training; {seeds} seed{'s' if seeds > 1 else ''}): SR {rule} flags "
+            f"{mean['leaked model', 'leaked']:.0%} "
             f"of the leaked half and {mean['leaked model', 'held out']:.0%} of the held-out "
             f"half; the untouched model {mean['untouched model', 'leaked']:.0%} and "
             f"{mean['untouched model', 'held out']:.0%} of the same halves."

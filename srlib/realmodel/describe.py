@@ -63,12 +63,18 @@ def comparability_sentence(profile: pd.DataFrame, control: str) -> str:
 
 
 def novelty_sentence(found: pd.DataFrame, documents: int) -> str:
-    """What the decontamination's rules found of the fresh problems in the published ones."""
+    """What the decontamination's rules found of the fresh problems in the published ones
+    (``profile.novelty``, with ``overlap_audit``'s run length)."""
+    import inspect
+
+    from srlib.duplication.dedup.overlap import overlap_audit
+
+    run = inspect.signature(overlap_audit).parameters["n"].default
     copies = int(found.exact.sum() + found.near.sum())
     return (
         f"Against the {documents} published HumanEval and MBPP problems, the decontamination's "
         f"rules find {copies} of the {len(found)} fresh problems verbatim or as a near "
-        f"duplicate; the largest share of one fresh problem's 13-token runs found there is "
+        f"duplicate; the largest share of one fresh problem's {run}-token runs found there is "
         f"{found.ngram_overlap.max():.1%}."
     )
 

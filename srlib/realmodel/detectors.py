@@ -90,3 +90,16 @@ def detector_sentences(table: pd.DataFrame) -> list[str]:
         text += f"; not told apart by {rest}" if rest else ""
         out.append(text + " (Holm over every detector and benchmark).")
     return out
+
+
+def rates_by_length(samples: pd.DataFrame, lengths: dict[str, int], bands: int = 3) -> pd.DataFrame:
+    """SR's gray-box flag rate per benchmark within bands of the scored text's length (cut at
+    the pooled quantiles of every set's lengths, ``lengths``: id → characters): where the
+    fresh problems are longer than a benchmark's, a difference in rate that stays within a band
+    is not the length's doing. Exploratory: no test."""
+    table = samples.dropna(subset=["sr_gray"]).assign(chars=lambda t: t.id.map(lengths))
+    table["band"] = pd.qcut(table.chars, bands, precision=0)
+    return table.pivot_table(
+        index="band", columns="benchmark", values="sr_gray", aggfunc=["mean", "size"],
+        observed=False,
+    ).rename(columns={"mean": "rate", "size": "problems"}, level=0)  # fmt: skip

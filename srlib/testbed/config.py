@@ -50,7 +50,8 @@ class TestbedConfig:
     code_to_text_sweep: tuple[float, ...] = (0.25, 0.75)  # mixing ratios compared (add 0.5
     # where the time allows: each ratio is one more three-epoch run, scored)
     # --- base model ---
-    base_model: str | None = None  # a checkpoint folder or cached HF id; None: train one here
+    base_model: str | None = None  # a checkpoint folder, cached HF id or locked model's name
+    # (``testbed.locked``: smollm2-135m); None: train one here
     model: TinyConfig = field(
         default_factory=lambda: TinyConfig(
             vocab_size=2048, n_layer=4, n_head=4, n_embd=96, n_positions=512
