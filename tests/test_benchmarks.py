@@ -19,8 +19,8 @@ def passes(sample):
     return run_program(sample.program(), timeout=10).passed
 
 
-def test_registry_lists_the_four_benchmarks():
-    assert available_benchmarks() == ["apps", "bigcodebench", "humaneval", "mbpp"]
+def test_registry_lists_the_five_benchmarks():
+    assert available_benchmarks() == ["apps", "bigcodebench", "fresh", "humaneval", "mbpp"]
     with pytest.raises(KeyError, match="unknown benchmark 'humaneva'"):
         load_benchmark("humaneva")
 

@@ -31,11 +31,17 @@ def test_the_archive_needs_its_password_and_a_changed_archive_is_refused(tmp_pat
     records = fresh.records()
     records[0]["prompt"] += "# changed\n"
     body = "".join(json.dumps(r) + "\n" for r in records)
-    copy = tmp_path / "fresh.zip"
-    with zipfile.ZipFile(copy, "w") as zf:
+    plain = tmp_path / "plain.zip"
+    with zipfile.ZipFile(plain, "w") as zf:
         zf.writestr(fresh.card()["member"], body)
+    with pytest.raises(InputError, match="is not encrypted"):
+        fresh.load_fresh(str(plain))
+    (tmp_path / "changed.jsonl").write_text(body)
+    card = fresh.card_path().read_text()
+    fresh.pack(tmp_path / "changed.jsonl", tmp_path / "changed.zip")
+    assert fresh.card_path().read_text() == card  # another archive leaves the card as it was
     with pytest.raises(InputError, match="is not the card's"):
-        fresh.load_fresh(str(copy))
+        fresh.load_fresh(str(tmp_path / "changed.zip"))
     shutil.copy(archive, tmp_path / "same.zip")
     assert len(fresh.load_fresh(str(tmp_path / "same.zip"))) == fresh.card()["problems"]
 

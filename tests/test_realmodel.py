@@ -63,8 +63,7 @@ def test_detectors_against_the_control_find_a_shift_and_not_its_absence():
     assert (shifted.auc > 0.75).all() and (shifted.p_auc_holm < 0.05).all()
     assert (shifted.rate > shifted.control_rate).all()
     score = shifted[shifted.kind == "score"]
-    assert np.allclose(score.control_rate, 2 / 60)  # at most 5% of the control: the book's
-    # deployable threshold (decide.calibrated_threshold) rounds down
+    assert (score.control_rate <= 0.1).all()  # out of fold: about 5%, not fixed by construction
     same = detector_table(_samples(0.0, seed=1))
     assert (same.p_auc_holm > 0.05).all() and same.auc.between(0.3, 0.7).all()
 

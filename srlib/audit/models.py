@@ -78,7 +78,7 @@ def open_model(
     from srlib.testbed.locked import resolve
 
     model = HFModel(
-        resolve(spec),
+        resolve(spec),  # audit() passes it resolved; a caller may not
         device=device,
         dtype=dtype,
         batch_size=batch_size,

@@ -44,6 +44,7 @@ from srlib.detection.plugins import rules
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
 from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest
+from srlib.testbed.locked import resolve
 from srlib.transforms import KINDS, Variant, Variants, make_variants_many
 
 
@@ -170,6 +171,8 @@ def audit(
         if isinstance(models, Mapping)
         else tuple((label_of(m), m) for m in models)
     )
+    pairs = tuple((label, resolve(m)) for label, m in pairs)  # a locked model by its converted
+    # folder, whose name holds its file's hash: another locked file is another audit
     spec = AuditSpec(
         pairs,
         tuple(benchmarks),

@@ -29,6 +29,7 @@ from srlib.benchmarks import register_benchmark
 from srlib.benchmarks._files import BenchmarkNotFound, data_dir
 from srlib.errors import InputError
 from srlib.samples import Sample
+from srlib.store import write_text
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 
@@ -52,10 +53,14 @@ def records(path: str | os.PathLike[str] | None = None) -> list[dict]:
 
     info = card()
     archive = Path(path) if path is not None else card_path().parent / info["archive"]
+    import zlib
+
     try:
         with zipfile.ZipFile(archive) as zf:
+            if not zf.getinfo(info["member"]).flag_bits & 1:
+                raise InputError(f"{archive}: {info['member']} is not encrypted; repack it")
             raw = zf.read(info["member"], pwd=info["password"].encode())
-    except (OSError, KeyError, RuntimeError, zipfile.BadZipFile) as e:
+    except (OSError, KeyError, RuntimeError, zipfile.BadZipFile, zlib.error) as e:
         raise BenchmarkNotFound(f"{archive}: the fresh benchmark cannot be read ({e})") from e
     got = hashlib.sha256(raw).hexdigest()
     if got != info["sha256"]:
@@ -85,7 +90,8 @@ def load_fresh(path: str | None = None) -> list[Sample]:
 
 def pack(jsonl: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> dict:
     """Write the archive from ``jsonl`` (records with ``FIELDS``), adding the card's canary to
-    each, and update the card's digest and count; the new card. Needs ``zip`` on the PATH."""
+    each; the card's digest and count are updated where the archive is the card's own (no
+    ``out``). Returns the archive's card. Needs ``zip`` on the PATH."""
     info = card()
     rows = [json.loads(x) for x in Path(jsonl).read_text(encoding="utf-8").splitlines() if x]
     for i, r in enumerate(rows):
@@ -107,5 +113,6 @@ def pack(jsonl: str | os.PathLike[str], out: str | os.PathLike[str] | None = Non
         subprocess.run(cmd, check=True)
         shutil.move(made, target)
     info |= {"sha256": hashlib.sha256(body).hexdigest(), "problems": len(rows)}
-    card_path().write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    if out is None:
+        write_text(card_path(), json.dumps(info, indent=2) + "\n")
     return info

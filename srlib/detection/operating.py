@@ -173,6 +173,12 @@ def _fold(ids: tuple[str, ...]) -> np.ndarray:
     return out
 
 
+def halves(ids) -> np.ndarray:
+    """Each problem's cross-fitting half (0 or 1), by a hash of its id: the one rule every
+    cross-fitted threshold of the book uses."""
+    return _fold(tuple(str(i) for i in ids))
+
+
 @lru_cache(maxsize=1024)
 def _jitter(tag: str, keys: tuple[str, ...]) -> np.ndarray:
     """``_hash(tag + key) / 2⁶⁴`` for every key: each row's seeded amount in [0, 1),

@@ -43,13 +43,15 @@ def audit_sentences(summary: pd.DataFrame, control: str, rule: str = RULE) -> li
         out.append(
             f"{r.benchmark}: SR {rule} flags {r.rate:.0%} of {r.decided} problems against "
             f"{r.null_rate:.0%} of the fresh ones, an excess of {r.excess:+.0%} "
-            f"(95% interval {r.excess_low:+.0%} to {r.excess_high:+.0%}, Fisher {_p(r.p_vs_null)})"
+            f"(95% interval {r.excess_low:+.0%} to {r.excess_high:+.0%}, one-sided Fisher "
+            f"{_p(r.p_vs_null)})"
             f": {verdict}{pooled}."
         )
     if len(rows):
         first = rows.iloc[0]
         out.append(
-            f"On the fresh problems ({control}), which the model cannot have seen, SR {rule} "
+            f"On the fresh problems ({control}), never published before the model was trained, "
+            f"SR {rule} "
             f"flags {first.null_rate:.0%}, where chance is {first.chance:.0%}: the share "
             "a clean real model already flags, the null every other rate is read against."
         )
@@ -63,10 +65,18 @@ def detectable_sentences(claims: pd.DataFrame) -> list[str]:
     out = []
     for r in rows.itertuples():
         seeds = int(getattr(r, "seeds", 1) or 1)
+        runs = f"{seeds} seeds" if seeds > 1 else "one training run (no seed-to-seed spread)"
+        if r.low == r.high:
+            out.append(
+                f"{short(r.a)} against the mean of the baselines ({r.metric.upper()}): "
+                f"{r.difference:+.2f}, the same in every resample of its {r.n} problems: too few "
+                "for an interval, no verdict."
+            )
+            continue
         out.append(
             f"{short(r.a)} against the mean of the baselines ({r.metric.upper()}): "
             f"{r.difference:+.2f} found, {r.detectable:.2f} detectable with 80% power at "
-            f"{r.n} problems and {seeds} seed{'s' if seeds > 1 else ''}: {r.family_verdict}."
+            f"{r.n} problems and {runs}: {r.family_verdict}."
         )
     return out
 
@@ -89,9 +99,9 @@ def headline(
     out = []
     if said:
         out.append(
-            f"A real model ({model}), audited against problems written for this book that it "
-            f"cannot have seen: SR {rule} flags {rows.null_rate.iloc[0]:.0%} of those fresh "
-            "problems, " + ", ".join(said) + "."
+            f"A real model ({model}), audited against problems written for this book, never "
+            f"published before it was trained: SR {rule} flags {rows.null_rate.iloc[0]:.0%} of "
+            "those fresh problems, " + ", ".join(said) + "."
         )
     rates = half_rates(tables)
     if len(rates):

@@ -35,7 +35,9 @@ class RealConfig:
     epochs: int = 1  # epochs (each leaked problem is seen repeats × epochs times)
     lr: float = 2e-4  # peak learning rate (a pretrained model: a fifteenth of the testbed's)
     batch_size: int = 8  # blocks per optimiser step
-    block_size: int = 256  # tokens per block (a problem's text fits in one)
+    block_size: int = 512  # tokens per block: every fresh problem's text fits in one whole
+    # (the longest has fewer tokens; ``run.json`` counts the whole copies), so each leaked
+    # copy is seen in one context
     # --- inference ---
     fpr: float = 0.05  # the false-positive rate of the calibrated and held-out points
     n_boot: int = 1000  # bootstrap resamples of every interval

@@ -24,9 +24,11 @@ def model_sentence(spec: str) -> str:
     src = entry.source
     recorded = entry.converted.get(_numerics())
     check = (
-        "matches the lock's record for this numerics class"
+        "has no record in the lock for this numerics class yet"
+        if recorded is None
+        else "matches the lock's record for this numerics class"
         if recorded == digest
-        else "has no record in the lock for this numerics class yet"
+        else f"differs from the lock's record {recorded[:12]}… for this numerics class"
     )
     return (
         f"{spec}: {entry.about}. Fetched once as the wheel {src.name} {src.version} "
@@ -109,3 +111,22 @@ def chapter_costs(out_dir: str | Path) -> pd.DataFrame:
     )
     table = table.assign(cpu=table.cpu / 60, wall=table.wall / 60).sort_values("cpu")
     return table.rename(columns={"cpu": "CPU minutes", "wall": "wall minutes"})[::-1]
+
+
+def low_fpr_sentence(rows: pd.DataFrame, config) -> str:
+    """What the held-out TPR rows can measure at this size: each fold's threshold flags
+    ``round(rate · m)`` of the other fold's held-out problems (``decide.matched_threshold``),
+    m about half the held-out half; a rate that rounds to none is the TPR at no false
+    positive."""
+    from srlib.realmodel.study import real_contrasts
+
+    rates = sorted({a.fpr for c in real_contrasts() for a in (c.a, c.b)
+                    if a.threshold == "heldout" and a.fpr is not None})  # fmt: skip
+    problems = int(rows.n.max()) if len(rows) else 0
+    fold = problems * (1 - config.leaked_share) / 2
+    said = [f"at {r:.0%}, {round(r * fold)} of them" for r in rates]
+    return (
+        f"Each cross-fitted threshold is set on about {fold:.0f} held-out problems (half of the "
+        f"held-out half of {problems}) and flags " + "; ".join(said) + ": a rate that allows "
+        "none is the true-positive rate at no false positive."
+    )

