@@ -78,3 +78,10 @@ def test_audit_sentences_read_each_rate_against_the_control():
     assert "80% of 100 problems against 50% of the fresh ones" in first
     assert "above the fresh problems' rate" in first and "pooled test" in first
     assert "flags 50%, where chance is 17%" in control
+
+
+def test_too_few_control_problems_to_cross_fit_give_no_rate_and_no_test():
+    tiny = detector_table(_samples(1.0, n=1))
+    score = tiny[tiny.kind == "score"]
+    assert score.rate.isna().all() and score.p_rate_holm.isna().all()
+    assert tiny[tiny.kind == "rule"].rate.notna().all()

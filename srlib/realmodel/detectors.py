@@ -61,27 +61,38 @@ def detector_table(samples: pd.DataFrame, fpr: float = 0.05) -> pd.DataFrame:
                      b[flag].to_numpy(bool), c[flag].to_numpy(bool))
             )  # fmt: skip
     table = pd.DataFrame(rows)
-    if len(table):
-        table["p_auc_holm"] = holm(table.p_auc.to_list())
-        table["p_rate_holm"] = holm(table.p_rate.to_list())
+    for column in ("p_auc", "p_rate"):
+        tested = table[column].notna() if len(table) else []
+        table[f"{column}_holm"] = np.nan
+        if len(table) and tested.any():
+            table.loc[tested, f"{column}_holm"] = holm(table.loc[tested, column].to_list())
     return table
 
 
-def _cuts(table: pd.DataFrame, scores: np.ndarray, fpr: float) -> tuple[float, float]:
-    """The calibrated threshold of each control half (``operating.halves``)."""
+def _cuts(table: pd.DataFrame, scores: np.ndarray, fpr: float) -> tuple[float, float] | None:
+    """The calibrated threshold of each control half (``operating.halves``); None where a
+    half is empty (too few control problems to cross-fit)."""
     side = halves(table.id)
+    if not all((side == k).any() for k in (0, 1)):
+        return None
     return tuple(calibrated_threshold(scores[side == k], fpr) for k in (0, 1))
 
 
-def _judged(table: pd.DataFrame, scores: np.ndarray, cuts: tuple[float, float]) -> np.ndarray:
-    """Each row flagged with the threshold of the control half its id does not fall in."""
+def _judged(table: pd.DataFrame, scores: np.ndarray, cuts) -> np.ndarray | None:
+    """Each row flagged with the threshold of the control half its id does not fall in (None
+    without thresholds)."""
+    if cuts is None:
+        return None
     return scores > np.where(halves(table.id) == 0, cuts[1], cuts[0])
 
 
 def _row(bench, name, kind, b, c, b_flags, c_flags) -> dict:
     auc, p_auc = _auc(b, c)
-    k, m = int(b_flags.sum()), int(c_flags.sum())
-    _, p_rate = fisher_exact([[k, len(b_flags) - k], [m, len(c_flags) - m]])
+    rate = control_rate = p_rate = float("nan")
+    if b_flags is not None and c_flags is not None:
+        k, m = int(b_flags.sum()), int(c_flags.sum())
+        rate, control_rate = k / len(b_flags), m / len(c_flags)
+        _, p_rate = fisher_exact([[k, len(b_flags) - k], [m, len(c_flags) - m]])
     return {
         "benchmark": bench,
         "detector": name,
@@ -90,8 +101,8 @@ def _row(bench, name, kind, b, c, b_flags, c_flags) -> dict:
         "control problems": len(c),
         "auc": auc,
         "p_auc": p_auc,
-        "rate": k / len(b_flags),
-        "control_rate": m / len(c_flags),
+        "rate": rate,
+        "control_rate": control_rate,
         "p_rate": float(p_rate),
     }
 
