@@ -82,11 +82,12 @@ def detectable_sentences(claims: pd.DataFrame) -> list[str]:
 
 
 def headline(
-    summary: pd.DataFrame, tables: dict, control: str, exposures: int, rule: str = RULE
+    summary: pd.DataFrame, tables: dict, config, exposures: int, rule: str = RULE
 ) -> list[str]:
     """The landing page's sentences: each audited benchmark's SR rate against the fresh
     problems', then SR's rates on the leaked and held-out halves of the known leak beside the
-    untouched model's; ``exposures``: how often the leak showed each leaked problem."""
+    untouched model's (``config``: the chapter's ``RealConfig``); ``exposures``: how often the
+    leak showed each leaked problem."""
     from srlib.realmodel.study import half_rates
 
     rows = summary[(summary.decision == rule) & (summary.null == "control samples")]
@@ -108,7 +109,8 @@ def headline(
         mean = rates.groupby(["model", "half"]).rate.mean()
         seeds = rates.seed.nunique()
         out.append(
-            f"Leaked on purpose (half of the fresh problems, each seen {exposures} times in "
+            f"Leaked on purpose ({config.leaked_share:.0%} of the fresh problems, each seen "
+            f"{exposures} times in "
             f"continued pre-training; {seeds} seed{'s' if seeds > 1 else ''}): SR {rule} flags "
             f"{mean['leaked model', 'leaked']:.0%} "
             f"of the leaked half and {mean['leaked model', 'held out']:.0%} of the held-out "

@@ -24,6 +24,8 @@ class RealConfig:
     n: int = 5  # variants per problem, as the testbed's main table
     seed: int = 0  # variants (the same for the audit and the leak: scores are shared)
     threads: int = 1  # CPU threads of scoring and training (the numbers depend on it)
+    device: str = "cpu"  # torch device of scoring and training ("cuda" on a GPU)
+    dtype: str = "float32"  # scoring dtype (bfloat16 on a GPU)
     score_batch: int = 1  # texts per forward pass (one: a text's scores are its own)
     # --- the known leak (continued pre-training on half of the control) ---
     leaked_share: float = 0.5  # share of the control's problems leaked (the rest held out)

@@ -58,9 +58,8 @@ def comparability_sentence(profile: pd.DataFrame, control: str) -> str:
         f"The fresh problems ({control}) have a median scored text of "
         f"{ctrl['median text chars']:g} characters, {ctrl['median variables']:g} renamable "
         f"variables and {ctrl['median test cases']:g} test cases, and yield "
-        f"{ctrl['mean variants']:.1f} validated variants a problem (medians over problems); "
-        + "; ".join(parts)
-        + "."
+        f"{ctrl['mean variants']:.1f} validated variants a problem (medians over problems; "
+        "the variants a mean); " + "; ".join(parts) + "."
     )
 
 
@@ -126,7 +125,9 @@ def low_fpr_sentence(rows: pd.DataFrame, config) -> str:
     fold = problems * (1 - config.leaked_share) / 2
     said = [f"at {r:.0%}, {round(r * fold)} of them" for r in rates]
     return (
-        f"Each cross-fitted threshold is set on about {fold:.0f} held-out problems (half of the "
-        f"held-out half of {problems}) and flags " + "; ".join(said) + ": a rate that allows "
+        f"Each cross-fitted threshold is set on about {fold:.0f} held-out problems (one fold of "
+        f"the {1 - config.leaked_share:.0%} of {problems} problems held out) and flags "
+        + "; ".join(said)
+        + ": a rate that allows "
         "none is the true-positive rate at no false positive."
     )

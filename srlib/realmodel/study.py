@@ -69,6 +69,8 @@ def real_audit(config: RealConfig, out_dir: str | Path, progress: bool = True) -
         seed=config.seed,
         batch_size=config.score_batch,
         threads=config.threads,
+        device=config.device,
+        dtype=config.dtype,
         cache=Path(out_dir) / SCORES,
         keyed=True,
         progress=progress,
@@ -117,6 +119,7 @@ def leak_settings(config: RealConfig, seed: int) -> LeakSettings:
         batch_size=config.batch_size,
         block_size=config.block_size,
         seed=seed,
+        device=config.device,
         threads=config.threads,
     )
 
@@ -165,7 +168,13 @@ def scored(
 ) -> pd.DataFrame:
     """``detect``'s gray-box table of ``model`` on ``samples`` (scores through the cache in
     ``out_dir``)."""
-    opened = open_model(str(model), batch_size=config.score_batch, threads=config.threads)
+    opened = open_model(
+        str(model),
+        device=config.device,
+        dtype=config.dtype,
+        batch_size=config.score_batch,
+        threads=config.threads,
+    )
     cached = CachedModel(opened.model, Path(out_dir) / SCORES, progress=progress)
     return detect(cached, samples, config.n, "gray", variants=variants, progress=progress)
 
