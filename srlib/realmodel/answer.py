@@ -118,3 +118,41 @@ def headline(
             f"{mean['untouched model', 'held out']:.0%} of the same halves."
         )
     return out
+
+
+def box(summary: pd.DataFrame, tables: dict, claims: pd.DataFrame, rule: str = RULE) -> list[str]:
+    """The chapter's answer box, short enough for a first screen: the audit's rates with each
+    excess's interval, the leak's rates on its halves beside the untouched model's, and the
+    two families' differences with what the design could detect."""
+    from srlib.realmodel.study import half_rates
+
+    out = []
+    rows = summary[(summary.decision == rule) & (summary.null == "control samples")]
+    if len(rows):
+        said = ", ".join(
+            f"{r.rate:.0%} of {r.benchmark} ({_points(r.excess)} points, "
+            f"{_points(r.excess_low)} to {_points(r.excess_high)})"
+            for r in rows.itertuples()
+        )
+        out.append(f"SR {rule} flags {rows.null_rate.iloc[0]:.0%} of the fresh problems, {said}.")
+    rates = half_rates(tables)
+    if len(rates):
+        mean = rates.groupby(["model", "half"]).rate.mean()
+        out.append(
+            f"Leaked on purpose, it flags {mean['leaked model', 'leaked']:.0%} of the leaked "
+            f"and {mean['leaked model', 'held out']:.0%} of the held-out problems (untouched: "
+            f"{mean['untouched model', 'leaked']:.0%} and "
+            f"{mean['untouched model', 'held out']:.0%})."
+        )
+    family = pooled_rows(claims[claims.role.isin(("discrimination", "transport"))])
+    if len(family):
+        out.append(
+            "Against the baselines' mean: "
+            + "; ".join(
+                f"{r.metric.upper()} {r.difference:+.2f}, {r.family_verdict} "
+                f"({r.detectable:.2f} detectable)"
+                for r in family.itertuples()
+            )
+            + "."
+        )
+    return out
