@@ -92,11 +92,6 @@ def digest_rows(config, result, tables: dict, claims: pd.DataFrame) -> list[dict
     return rows
 
 
-def checkpoint_digest(path: Path) -> str:
-    """A leaked checkpoint's digest (every file's content)."""
-    return locked.folder_digest(path)
-
-
 def chapter_costs(out_dir: str | Path) -> pd.DataFrame:
     """What making the chapter's results cost, by stage (its ledgers, ``costs.read_costs``):
     entries, CPU- and wall-minutes; empty where nothing was made here."""

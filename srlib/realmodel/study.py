@@ -3,15 +3,15 @@
 1. **The audit** (``real_audit``): ``srlib.audit`` on the configured benchmarks, gray-box,
    every detector, with the control benchmark (the fresh problems, ``benchmarks.fresh``) as
    the empirical null: each benchmark's flag rate is read against the model's own rate on
-   problems it cannot have seen, not against chance.
+   problems never published before it was trained, not against chance.
 2. **The known leak** (``leak_claims``): per seed, the model continued-pre-trained on a random
    half of the control problems mixed with general text from the testbed's pinned corpus
    (``testbed.leak.continue_training``, the testbed's recipe), then the detection chapter's
    declared contrasts on it (``detection.declared``), keeping those a real model can
    answer: no clean calibration split is scored here, so the calibrated and
    calibration-matched points are left out. Discrimination ranks the leaked model's scores
-   (AUC; TPR at the held-out half's 1% and 5%); threshold transport carries each rule's
-   flag rate from the untouched model (the clean model: it saw neither the leak nor the
+   (AUC; TPR at the held-out half's low false-positive rates); threshold transport carries
+   each rule's flag rate from the untouched model (the clean model: it saw neither the leak nor the
    general text) to the leaked one.
 
 Every score goes through one score cache shared by the audit and the leak, so the untouched
@@ -79,10 +79,8 @@ def real_audit(config: RealConfig, out_dir: str | Path, progress: bool = True) -
 
 def control_set(config: RealConfig, result: Audit) -> tuple[list[Sample], list[Variants]]:
     """The control problems and the variants the audit scored them with."""
-    from srlib.audit.summary import CONTROL
-
-    samples = load_benchmark(config.control)[: config.limit_of(config.control)]
-    return samples, audit_variants(result.out, CONTROL, samples)
+    sets, variants = audited_sets(config, result)
+    return sets[config.control], variants[config.control]
 
 
 def audited_sets(
