@@ -13,7 +13,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.srlib-installed
 
-.PHONY: install lock book book-quick test lint format clean
+.PHONY: install lock book book-quick lab test lint format clean
 
 # Installs are exact: requirements.lock (made by `make lock` from pyproject.toml with uv, every
 # file hashed) pins every package but torch; torch (the pin read from pyproject.toml) comes from
@@ -54,6 +54,28 @@ book: install
 
 book-quick: install
 	$(BIN)/srlib book --quick
+
+# JupyterLab on the project's folder, the chapters in view, with the project's kernel (this .venv:
+# JUPYTER_PREFER_ENV_PATH puts its kernels before any of the user's) and the settings in jupyter/,
+# copied into .venv where JupyterLab reads them: no news feed, no update check and no extension
+# search, so nothing reaches for the network when it starts. LAB_DIR serves another book's folder,
+# LAB_ARGS adds JupyterLab options (the tests start it headless: --no-browser, a port, a token). As root (a container) it must be
+# allowed to run.
+LAB_CONFIG := $(VENV)/etc/jupyter/jupyter_server_config.json
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+LAB_ARGS ?=
+LAB_DIR ?= $(CURDIR)
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
+$(LAB_CONFIG): jupyter/jupyter_server_config.json $(STAMP)
+	mkdir -p $(@D) && cp $< $@
+
+$(LAB_SETTINGS): jupyter/overrides.json $(STAMP)
+	mkdir -p $(@D) && cp $< $@
+
+lab: install $(LAB_CONFIG) $(LAB_SETTINGS)
+	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(LAB_DIR)" \
+		--ServerApp.default_url=/lab/tree/notebooks $(LAB_ROOT) $(LAB_ARGS)
 
 lint: install
 	$(BIN)/ruff format --check srlib tests bench notebooks

@@ -135,16 +135,28 @@ def test_apps_original_tree_and_difficulty_filter(tmp_path):
     assert load_benchmark("apps", path=str(tmp_path / "APPS"), difficulty="competition") == []
 
 
+def hub_cache(root, repo_id, monkeypatch, commit="abc123"):
+    """An offline Hugging Face hub cache at ``root`` in huggingface_hub's layout (``refs/main``
+    naming the snapshot); the snapshot folder of ``repo_id``, for the test to fill."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(root))
+    repo = root / ("datasets--" + repo_id.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(commit)
+    return repo / "snapshots" / commit
+
+
 def test_apps_from_hf_cache(tmp_path, monkeypatch):
-    snap = tmp_path / "datasets--codeparrot--apps" / "snapshots" / "abc123"
-    write_apps_jsonl(snap)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    write_apps_jsonl(hub_cache(tmp_path, "codeparrot/apps", monkeypatch))
     with pytest.warns(UserWarning):
         assert len(load_benchmark("apps")) == 2
 
 
 def test_missing_apps_says_how_to_get_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
     with pytest.raises(BenchmarkNotFound, match="codeparrot/apps"):
         load_benchmark("apps")
     with pytest.raises(BenchmarkNotFound, match="does not exist"):
@@ -180,10 +192,12 @@ def test_bigcodebench_jsonl_gz_and_parquet(tmp_path):
 
 
 def test_bigcodebench_from_hf_cache_and_missing(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
     with pytest.raises(BenchmarkNotFound, match="bigcode/bigcodebench"):
         load_benchmark("bigcodebench")
-    shard = tmp_path / "datasets--bigcode--bigcodebench" / "snapshots" / "r1" / "data"
+    shard = hub_cache(tmp_path, "bigcode/bigcodebench", monkeypatch, "r1") / "data"
     shard.mkdir(parents=True)
     pd.DataFrame([BCB]).to_parquet(shard / "v0.1.4-00000.parquet")
     assert len(load_benchmark("bigcodebench")) == 1

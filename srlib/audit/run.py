@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from srlib.audit.models import AuditInputError, AuditModel, label_of, open_model
 from srlib.audit.summary import (
@@ -41,6 +40,7 @@ from srlib.detection.detect import SETTINGS, detect
 from srlib.detection.plugin_contrasts import flags as plugin_flags
 from srlib.detection.plugins import load as load_plugins
 from srlib.detection.plugins import rules
+from srlib.execution.progress import tqdm
 from srlib.models.cache import CachedModel
 from srlib.samples import Sample, read_jsonl, write_jsonl
 from srlib.store import Artifact, atomic_path, check_folder, claim_folder, digest

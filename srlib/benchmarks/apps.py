@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from srlib.benchmarks import register_benchmark
-from srlib.benchmarks._files import BenchmarkNotFound, cached_dataset_files
-from srlib.jsonl import iter_jsonl
+from srlib.benchmarks._files import BenchmarkNotFound
+from srlib.benchmarks.hf import rows, snapshot
 from srlib.samples import Sample, call_tests
 
 HOW_TO_GET = (
@@ -24,6 +24,8 @@ HOW_TO_GET = (
     "the original APPS.tar.gz (github.com/hendrycks/apps) and pass path=... to load_benchmark."
 )
 DIFFICULTIES = ("introductory", "interview", "competition")
+REPO = "codeparrot/apps"
+"""APPS on the Hugging Face hub (``test.jsonl``, ``train.jsonl``), read from the cache."""
 
 
 @register_benchmark("apps")
@@ -61,16 +63,17 @@ def _locate(path: str | None, split: str) -> Path:
         if p.is_dir() and (p / f"{split}.jsonl").is_file():
             return p / f"{split}.jsonl"
         return p
-    cached = cached_dataset_files("codeparrot/apps", f"{split}.jsonl")
-    if not cached:
-        raise BenchmarkNotFound(HOW_TO_GET)
-    return cached[0]
+    cached = snapshot(REPO, HOW_TO_GET) / f"{split}.jsonl"
+    if not cached.is_file():
+        raise BenchmarkNotFound(f"the cached {REPO} has no {cached.name}. {HOW_TO_GET}")
+    return cached
 
 
 def _records(p: Path, split: str):
-    """Raw APPS records from a JSONL file or from the original one-folder-per-problem tree."""
+    """Raw APPS records from a JSONL file (read by ``datasets``: ``hf.rows``) or from the
+    original one-folder-per-problem tree."""
     if p.is_file():
-        yield from (record for _, record in iter_jsonl(p))
+        yield from rows(p)
         return
     root = p / split if (p / split).is_dir() else p
     problems = sorted(d for d in root.iterdir() if (d / "question.txt").is_file())

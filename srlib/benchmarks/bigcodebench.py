@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from srlib.benchmarks import register_benchmark
-from srlib.benchmarks._files import BenchmarkNotFound, cached_dataset_files
-from srlib.jsonl import iter_jsonl
+from srlib.benchmarks._files import BenchmarkNotFound
+from srlib.benchmarks.hf import rows, snapshot
 from srlib.samples import Sample, SampleFormatError
 
 HOW_TO_GET = (
@@ -59,18 +59,16 @@ def _locate(path: str | None, subset: str) -> list[Path]:
         files = [p] if p.is_file() else [f for pat in patterns for f in p.rglob(pat)]
     else:
         repo = "bigcode/bigcodebench" + ("-hard" if subset == "hard" else "")
-        files = cached_dataset_files(repo, "data/*.parquet")
+        files = sorted((snapshot(repo, HOW_TO_GET) / "data").glob("*.parquet"))
     if not files:
         raise BenchmarkNotFound(HOW_TO_GET)
     return files
 
 
 def _rows(file: Path) -> list[dict]:
-    if file.suffix == ".parquet":
-        import pandas as pd
-
-        return pd.read_parquet(file).to_dict("records")
-    return [row for _, row in iter_jsonl(file)]
+    """The records of one release file (JSONL, gzipped or not, or parquet), read by
+    ``datasets`` (``hf.rows``)."""
+    return rows(file)
 
 
 def _sample(r: dict, file: Path, row: int) -> Sample:

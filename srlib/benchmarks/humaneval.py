@@ -7,6 +7,9 @@ from collections.abc import Iterable
 from srlib.benchmarks import register_benchmark
 from srlib.samples import Sample
 
+RUNNER = "\ncheck({entry_point})\n"
+"""What HumanEval's harness runs after the tests: the ``check`` function on the entry point."""
+
 
 def humaneval_samples(records: Iterable[dict], benchmark: str, **extra: str) -> list[Sample]:
     """Samples from records in HumanEval's published format (``task_id``, ``prompt``,
@@ -21,7 +24,7 @@ def humaneval_samples(records: Iterable[dict], benchmark: str, **extra: str) -> 
             solution=p["canonical_solution"],
             tests=p["test"],
             entry_point=p["entry_point"],
-            runner="\ncheck({entry_point})\n",
+            runner=RUNNER,
             format="completion",
             metadata={"task_id": p["task_id"]} | {key: p[f] for f, key in extra.items()},
         )

@@ -43,7 +43,7 @@ def load_mbpp(split: str = "all", path: str | None = None) -> list[Sample]:
             task_id = int(r["task_id"])
             if split != "all" and task_id not in SPLITS[split]:
                 continue
-            samples.append(_sample(r, task_id))
+            samples.append(mbpp_sample(r, task_id))
         except (KeyError, TypeError, ValueError) as e:
             raise SampleFormatError(f"{file}:{lineno}: bad MBPP record: {e}") from e
     return samples
@@ -53,23 +53,27 @@ def _split_of(task_id: int) -> str:
     return next((name for name, ids in SPLITS.items() if task_id in ids), "unknown")
 
 
-def _sample(r: dict, task_id: int) -> Sample:
+def mbpp_sample(r: dict, task_id: int | str, benchmark: str = "mbpp") -> Sample:
+    """A sample from a record in MBPP's format (``text``, ``code``, ``test_list``; optionally
+    ``test_setup_code`` and ``challenge_test_list``): the paper's prompt, the asserts as tests.
+    Another dataset in this format (``hf.load_hf``) names its own ``benchmark``."""
     tests = "\n".join(r["test_list"])
+    split = {"split": _split_of(int(task_id))} if benchmark == "mbpp" else {}
     return Sample(
-        id=f"mbpp/{task_id}",
-        benchmark="mbpp",
+        id=f"{benchmark}/{task_id}",
+        benchmark=benchmark,
         prompt=PROMPT.format(text=r["text"], tests=tests),
         solution=r["code"],
         tests=tests + "\n",
         entry_point=_entry_point(r["code"], r["test_list"]),
         format="standalone",
-        setup=r["test_setup_code"],
+        setup=r.get("test_setup_code") or "",
         metadata={
             "task_id": task_id,
-            "split": _split_of(task_id),
+            **split,
             "text": r["text"],
-            "test_list": r["test_list"],
-            "challenge_test_list": r["challenge_test_list"],
+            "test_list": list(r["test_list"]),
+            "challenge_test_list": list(r.get("challenge_test_list") or []),
         },
         text_sep="\n",
     )

@@ -4,6 +4,8 @@ settings and method that produce it — whichever cell computes it, however far 
 
 from __future__ import annotations
 
+from srlib.execution.progress import run_by_book
+
 KEY = "answer"
 """The glue key of a chapter's answer (one per page)."""
 
@@ -17,14 +19,24 @@ BOX = f"""````{{admonition}} The answer
 is on the page's first screen."""
 
 
+SHOWN = "**The answer** (the book shows it in a box under the chapter's title)"
+"""The heading of the answer where a cell shows it (no book renders the box)."""
+
+
 def glue_answer(*sentences: str) -> str:
-    """Glue ``sentences`` as the chapter's answer (shown in ``BOX``, not where this runs) and
-    return them as one paragraph."""
-    from IPython.display import Markdown
+    """Glue ``sentences`` as the chapter's answer and return them as one paragraph.
+
+    In the book the page's ``BOX`` shows it, not the cell where this runs. Where no book renders
+    the box (JupyterLab, or papermill run by hand) the cell shows it as well, under ``SHOWN``,
+    so a reader who runs the chapter sees the answer where it is computed.
+    The book's runner marks its kernels (``srlib.execution.progress.run_by_book``)."""
+    from IPython.display import Markdown, display
     from myst_nb import glue
 
     text = " ".join(s.strip() for s in sentences if s and s.strip())
     if not text:
         raise ValueError("a chapter's answer needs at least one sentence")
     glue(KEY, Markdown(text), display=False)
+    if not run_by_book():
+        display(Markdown(f"{SHOWN}\n\n{text}"))
     return text

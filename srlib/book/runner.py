@@ -25,6 +25,7 @@ import yaml
 from srlib.book.appendix import write_appendix, write_headline
 from srlib.book.htmlcheck import check_html
 from srlib.errors import InputError, SrlibError
+from srlib.execution.progress import BOOK_RUNNER
 from srlib.store import digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,12 +210,15 @@ def _kernel_threads(jobs: int):
     whichever chapters run beside it: numerics depend on thread counts, so a chapter's
     tables must not depend on how the book was run (the testbed also fixes torch's, in its
     config). Progress bars redraw at most every ``PROGRESS_SECONDS`` (an executed notebook
-    keeps every redraw). The environment is restored afterwards; a value the user set is kept."""
+    keeps every redraw), as text (``srlib.execution.progress.BOOK_RUNNER``), and a chapter's
+    answer is left to the page's box (``srlib.book.answer.glue_answer``). The environment is
+    restored afterwards; a thread count or redraw interval the user set is kept."""
     names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-    saved = {name: os.environ.get(name) for name in (*names, "TQDM_MININTERVAL")}
+    saved = {name: os.environ.get(name) for name in (*names, "TQDM_MININTERVAL", BOOK_RUNNER)}
     for name in names:
         os.environ.setdefault(name, str(KERNEL_THREADS))
     os.environ.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
+    os.environ[BOOK_RUNNER] = "1"
     try:
         yield
     finally:

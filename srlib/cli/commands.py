@@ -109,7 +109,8 @@ def _variants(args: argparse.Namespace) -> int:
     sets = make_variants_many(samples, args.n, tuple(args.kinds), args.seed, workers=args.workers)
     path, side = export(flatten(sets), args.out, args.format)
     kept = sum(len(vs) for vs in sets)
-    print(f"{kept} variants of {len(samples)} samples written to {path} (provenance: {side})")
+    where = "in the same table" if side == path else side
+    print(f"{kept} variants of {len(samples)} samples written to {path} (provenance: {where})")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from srlib.cli import commands
+from srlib.transforms.export import FORMATS
 
 DESCRIPTION = (
     "Build the book, check benchmarks, export variants, serve a model, audit models for "
@@ -99,17 +100,20 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands._check)
 
     p = command("variants", "write a benchmark's validated variants in its published format")
-    p.add_argument("benchmark", help="registry name (humaneval, mbpp, ...) or jsonl:PATH")
+    p.add_argument(
+        "benchmark", help="registry name (humaneval, mbpp, ...), jsonl:PATH or hf:SOURCE[:SPLIT]"
+    )
     variant_options(p)
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
     p.add_argument(
         "--format",
-        choices=("native", "srlib"),
+        choices=FORMATS,
         default="native",
-        help="the benchmark's published format or srlib's Sample JSONL (transforms.export)",
+        help="the benchmark's published format, srlib's Sample JSONL, or a Hugging Face "
+        "dataset folder (transforms.export)",
     )
-    p.add_argument("--out", required=True, help="the JSONL file to write")
+    p.add_argument("--out", required=True, help="the JSONL file (a folder: dataset) to write")
     p.set_defaults(func=commands._variants)
 
     p = command("serve", "an OpenAI-compatible completions server for a local model")

@@ -43,8 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tqdm import tqdm
-
 from srlib.execution import launcher as _launcher
 from srlib.execution.forkserver import (
     LAUNCHER,
@@ -54,6 +52,7 @@ from srlib.execution.forkserver import (
     interpreter_flags,
     start_server,
 )
+from srlib.execution.progress import tqdm
 
 Status = Literal["passed", "failed", "timeout", "memory", "crashed"]
 _UID_BASE = 1_500_000_000

@@ -117,7 +117,7 @@ def training_bar(total: int, label: str | None) -> Any:
     """A progress bar over optimiser steps that shows tokens/s and time left (``bar_step``
     after each step); silent without a ``label``. A book chapter's kernel redraws it at most
     every ``TQDM_MININTERVAL`` seconds (``book.runner``), so its notebook stores few updates."""
-    from tqdm import tqdm
+    from srlib.execution.progress import tqdm
 
     return tqdm(total=total, desc=label, unit="step", disable=label is None, smoothing=0.1)
 

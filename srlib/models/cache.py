@@ -12,10 +12,9 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from srlib.costs import costed
 from srlib.errors import CacheError, NotBuilt
+from srlib.execution.progress import tqdm
 from srlib.models.base import GenerationSettings, TokenScores
 from srlib.store import digest
 

@@ -25,10 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
-from tqdm import tqdm
 
 from srlib.duplication.dedup.overlap import OverlapIndex, contaminated_documents
 from srlib.errors import SrlibError
+from srlib.execution.progress import tqdm
 from srlib.samples import Sample
 from srlib.store import text_digest
 from srlib.testbed import sources as sources_module

@@ -24,8 +24,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from functools import partial
 
-from tqdm import tqdm
-
+from srlib.execution.progress import tqdm
 from srlib.testbed import experiment as ex
 from srlib.testbed.build import cached_variants, replicate, shared
 from srlib.testbed.experiment import black_stage

@@ -4,7 +4,10 @@ OpenAI's ``human-eval`` harness and EvalPlus- or bigcode-style harnesses; MBPP J
 (``task_id``, ``text``, ``code``, ``test_list``, ``test_setup_code``, ``challenge_test_list``);
 or srlib's own Sample JSONL (``load_benchmark("jsonl:FILE")``). Each variant's provenance —
 original id, kinds, renames, replaced test lines — goes to a side file
-``FILE.provenance.jsonl``, one line per exported record, in the same order."""
+``FILE.provenance.jsonl``, one line per exported record, in the same order.
+Or (``"dataset"``) a Hugging Face dataset: a folder holding ``DATASET_FILE``, the published
+format's columns and the provenance's side by side (renames and replaced test lines as JSON
+text), which ``datasets.load_dataset(FOLDER)`` and ``load_benchmark("hf:FOLDER")`` read back."""
 
 from __future__ import annotations
 
@@ -14,13 +17,16 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from srlib.benchmarks.humaneval import RUNNER
 from srlib.benchmarks.mbpp import PROMPT
 from srlib.errors import InputError
 from srlib.samples import Sample
 from srlib.store import write_text
 from srlib.transforms.variants import Variant
 
-FORMATS = ("native", "srlib")
+FORMATS = ("native", "srlib", "dataset")
+DATASET_FILE = "test.parquet"
+"""The one file of an exported dataset folder: its name makes ``datasets`` call the split test."""
 NATIVE = ("humaneval", "mbpp")
 _MBPP_HEAD, _MBPP_TAIL = PROMPT.split("{text}")[0], PROMPT.split("{text}")[1].split("{tests}")[0]
 
@@ -59,6 +65,17 @@ def mbpp_record(v: Sample, task_id: int) -> dict:
     }
 
 
+def published_format(v: Sample) -> str | None:
+    """The published format a sample's record has (``NATIVE``): HumanEval's (a completion
+    checked by the ``check`` function) or MBPP's (the paper's prompt, the asserts as tests),
+    whichever benchmark it comes from (``hf:`` datasets in either format); None for others."""
+    if v.format == "completion" and v.runner == RUNNER:
+        return "humaneval"
+    if v.format == "standalone" and v.prompt.startswith(_MBPP_HEAD) and _MBPP_TAIL in v.prompt:
+        return "mbpp"
+    return None
+
+
 def _original_entry_point(v: Sample) -> str:
     """The entry point before any rename (the renames record it)."""
     for r in getattr(v, "renames", []):
@@ -84,14 +101,16 @@ def export(
 ) -> tuple[Path, Path]:
     """Write ``variants`` (of one benchmark) to ``path`` in ``fmt`` ("native": the
     benchmark's published format; "srlib": Sample JSONL) and their provenance beside it;
-    both written atomically. Returns (file, provenance file)."""
+    both written atomically. Returns (file, provenance file). With "dataset", ``path`` is a
+    folder and the provenance is in the same file (``dataset``): returned twice."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose from {FORMATS}")
     benchmarks = {v.benchmark for v in variants}
-    if fmt == "native" and not benchmarks <= set(NATIVE):
+    unpublished = sorted({v.benchmark for v in variants if published_format(v) is None})
+    if fmt != "srlib" and unpublished:
         raise InputError(
-            f"no published format for {sorted(benchmarks - set(NATIVE))}; native export "
-            f"knows {list(NATIVE)} (use format='srlib')"
+            f"no published format for {unpublished}; {fmt} export writes HumanEval's or "
+            f"MBPP's (use format='srlib')"
         )
     if len(benchmarks) > 1:
         raise InputError(f"variants of several benchmarks {sorted(benchmarks)}: export each")
@@ -102,17 +121,43 @@ def export(
                 {f: getattr(v, f) for f in Sample.__dataclass_fields__}
             ).to_dict()
             exported_id = v.id
-        elif v.benchmark == "humaneval":
+        elif published_format(v) == "humaneval":
             record, exported_id = humaneval_record(v), v.id
         else:
             record, exported_id = mbpp_record(v, k), k
         records.append(record)
         sides.append(provenance(v, exported_id))
     path = Path(path)
+    if fmt == "dataset":
+        file = dataset(records, sides, path)
+        return file, file
     side = path.with_name(path.name + ".provenance.jsonl")
     for target, rows in ((path, records), (side, sides)):
         write_text(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return path, side
+
+
+def dataset(records: Sequence[dict], sides: Sequence[dict], folder: Path) -> Path:
+    """Records and their provenance as one table, written (atomically) as ``folder`` /
+    ``DATASET_FILE`` through ``datasets``; the file. Provenance columns keep their names; the
+    exported id's (``task_id``) is the record's own."""
+    import datasets
+
+    rows = [
+        {
+            **record,
+            **{k: v for k, v in side.items() if k != "task_id"},
+            "renames": json.dumps(side["renames"], ensure_ascii=False),
+            "replaced_tests": json.dumps(side["replaced_tests"], ensure_ascii=False),
+        }
+        for record, side in zip(records, sides, strict=True)
+    ]
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / DATASET_FILE
+    partial = folder / f".{DATASET_FILE}.partial-{os.getpid()}"
+    datasets.Dataset.from_list(rows).to_parquet(str(partial))
+    os.replace(partial, target)
+    return target
 
 
 def flatten(sets: Sequence[Sequence[Variant]]) -> list[Variant]:

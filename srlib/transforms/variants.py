@@ -8,8 +8,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm import tqdm
-
+from srlib.execution.progress import tqdm
 from srlib.execution.sandbox import Limits, run_programs
 from srlib.samples import Sample
 from srlib.transforms import testcases as tc

@@ -28,12 +28,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from srlib.codetext import code_tokens
 from srlib.duplication.dedup.neardup import Fingerprint, NearIndex
 from srlib.duplication.dedup.tokens import context_tokens
 from srlib.errors import InputError
+from srlib.execution.progress import tqdm
 from srlib.jsonl import iter_jsonl
 from srlib.localfiles import python_files, read_texts
 from srlib.samples import Sample

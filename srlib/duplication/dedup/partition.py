@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from srlib.duplication.data.contexts import Context
 from srlib.duplication.dedup.neardup import METHODS, Fingerprint, clusters, near_pairs
 from srlib.duplication.dedup.tokens import context_tokens
+from srlib.execution.progress import tqdm
 
 PARTS = ("unique", "exact", "near")
 

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from srlib.costs import costed
 from srlib.duplication.impact.budget import equal_steps, largest_training_fold
@@ -31,6 +30,7 @@ from srlib.duplication.impact.drops import percentile_interval
 from srlib.duplication.impact.features import Dataset
 from srlib.duplication.impact.scenarios import fold_indices
 from srlib.duplication.impact.study import Prepared, StudyConfig, make_detector, result_file
+from srlib.execution.progress import tqdm
 from srlib.stats.resample import ClusterBootstrap
 from srlib.store import code_digests, digest, write_json
 

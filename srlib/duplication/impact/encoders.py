@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import f1_score
-from tqdm import tqdm
 
 from srlib.duplication.impact.classifiers import fit_balanced
 from srlib.duplication.impact.features import Dataset
+from srlib.execution.progress import tqdm
 from srlib.models.hf import ModelNotFound, fingerprint, model_folder
 from srlib.store import atomic_path, digest
 

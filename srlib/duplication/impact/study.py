@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.metrics import f1_score, matthews_corrcoef, precision_score, recall_score
-from tqdm import tqdm
 
 from srlib.costs import costed
 from srlib.duplication.data.secretdata import SecretRecord
@@ -36,6 +35,7 @@ from srlib.duplication.impact.references import (
     ShapeRule,
 )
 from srlib.duplication.impact.scenarios import SCENARIOS, fold_indices, make_folds
+from srlib.execution.progress import tqdm
 from srlib.store import (
     Artifact,
     atomic_path,
