@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from srlib.benchmarks.tables import pass_said, pass_table
-from srlib.book.answer import BOX, KEY, glue_answer
+from srlib.book.answer import BOX, KEY, SHOWN, answer_text, glue_answer
 from srlib.duplication.dedup.partition import partition_said, partition_table
+from srlib.execution.progress import BOOK_RUNNER
 from srlib.transforms.report import yield_said
 
 
@@ -55,6 +56,21 @@ def test_partition_sentence_gives_the_shares_of_each_part():
 
 def test_the_answer_box_pastes_the_glued_key_and_an_answer_needs_a_sentence():
     assert f"{{glue:md}} {KEY}" in BOX and ":class: important answer" in BOX
-    assert glue_answer("One.", "", "Two. ") == "One. Two."
+    assert answer_text("One.", "", "Two. ") == "One. Two."
     with pytest.raises(ValueError, match="at least one sentence"):
         glue_answer("", "  ")
+
+
+def test_the_answer_is_shown_in_the_cell_only_where_no_book_renders_the_box(monkeypatch):
+    """Glued either way; displayed (under ``SHOWN``) unless the book's runner executes it."""
+    import myst_nb
+
+    shown, glued = [], []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    monkeypatch.setattr(myst_nb, "glue", lambda key, obj, display: glued.append(obj.data))
+    monkeypatch.delenv(BOOK_RUNNER, raising=False)
+    assert glue_answer("One.", "Two.") is None
+    assert glued == ["One. Two."] and shown == [f"{SHOWN}\n\nOne. Two."]
+    monkeypatch.setenv(BOOK_RUNNER, "1")
+    glue_answer("Three.")
+    assert glued[-1] == "Three." and len(shown) == 1

@@ -303,3 +303,20 @@ def test_flag_rate_chance_uses_each_samples_own_number_of_variants():
     assert out["p_vs_chance"] == pytest.approx(exact)
     with pytest.raises(ValueError, match="variant counts"):
         flag_rate([True, False], n_variants=[1, 2, 3])
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (664,), (40, 66), (3, 200)])
+@pytest.mark.parametrize("decimals", [None, 1, 0])
+def test_average_ranks_are_scipys_rankdata_to_the_bit(shape, decimals):
+    """The fast ranks behind every AUC (``metrics.average_ranks``) against the slow reference,
+    ``scipy.stats.rankdata``, with ties (rounded scores) and without: the same floats."""
+    from scipy.stats import rankdata
+
+    from srlib.stats.metrics import average_ranks
+
+    s = np.random.default_rng(len(shape) * 100 + shape[-1]).normal(size=shape)
+    s = s if decimals is None else np.round(s, decimals)
+    assert np.array_equal(average_ranks(s), rankdata(s, axis=-1))
+    with_nan = s.copy()
+    with_nan.flat[0] = np.nan
+    np.testing.assert_array_equal(average_ranks(with_nan), rankdata(with_nan, axis=-1))

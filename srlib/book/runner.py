@@ -25,14 +25,16 @@ import yaml
 from srlib.book.appendix import write_appendix, write_headline
 from srlib.book.htmlcheck import check_html
 from srlib.errors import InputError, SrlibError
-from srlib.execution.progress import BOOK_RUNNER
+from srlib.execution.progress import BOOK_RUNNER, QUIET
 from srlib.store import digest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = Path("book/_executed")
 #: A kernel's progress bars redraw at most this often, in seconds (tqdm reads it from
-#: ``TQDM_MININTERVAL``): an executed notebook keeps every redraw.
+#: ``TQDM_MININTERVAL``): the progress log keeps every redraw.
 PROGRESS_SECONDS = 30
+#: Where the kernels' progress bars go, in ``EXECUTED`` (``srlib.execution.progress``).
+PROGRESS_LOG = "progress.log"
 #: Threads per pool (OpenMP, MKL, OpenBLAS) in every kernel, for every ``--jobs`` and whichever
 #: chapters run beside it: numerics depend on thread counts, so a chapter's tables must not
 #: depend on how the book was run (the testbed also fixes torch's, in its config). A value the
@@ -182,7 +184,9 @@ def execute(
         runs = [r for r in runs if r.notebook.stem in only or r.notebook.name in only]
     pending, running, done, outputs = list(runs), {}, set(), {}
     error: BaseException | None = None
-    with _kernel_threads(jobs), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    log = root / EXECUTED / PROGRESS_LOG
+    print(f"[book] progress bars: tail -f {log}", flush=True)
+    with _kernel_environment(log), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         while pending or running:
             ready = [r for r in pending if set(r.after) <= done | _absent(r, runs)]
             while error is None and ready and len(running) < max(1, jobs):
@@ -205,20 +209,24 @@ def execute(
 
 
 @contextlib.contextmanager
-def _kernel_threads(jobs: int):
-    """Every kernel gets ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is and
-    whichever chapters run beside it: numerics depend on thread counts, so a chapter's
+def _kernel_environment(log: Path):
+    """What every kernel starts from. ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is
+    and whichever chapters run beside it: numerics depend on thread counts, so a chapter's
     tables must not depend on how the book was run (the testbed also fixes torch's, in its
-    config). Progress bars redraw at most every ``PROGRESS_SECONDS`` (an executed notebook
-    keeps every redraw), as text (``srlib.execution.progress.BOOK_RUNNER``), and a chapter's
-    answer is left to the page's box (``srlib.book.answer.glue_answer``). The environment is
-    restored afterwards; a thread count or redraw interval the user set is kept."""
+    config). Progress bars drawn in ``log`` (``srlib.execution.progress.BOOK_RUNNER``), at most
+    every ``PROGRESS_SECONDS``, and the Hugging Face libraries' bars and warnings off
+    (``progress.QUIET``), so a chapter's outputs are its results only; its answer left to the
+    page's box (``srlib.book.answer.glue_answer``). The environment is restored afterwards; a
+    thread count or redraw interval the user set is kept."""
     names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
     saved = {name: os.environ.get(name) for name in (*names, "TQDM_MININTERVAL", BOOK_RUNNER)}
+    saved |= {name: os.environ.get(name) for name in QUIET}
     for name in names:
         os.environ.setdefault(name, str(KERNEL_THREADS))
     os.environ.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
-    os.environ[BOOK_RUNNER] = "1"
+    os.environ.update(QUIET)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    os.environ[BOOK_RUNNER] = str(log.resolve())
     try:
         yield
     finally:

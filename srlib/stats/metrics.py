@@ -161,10 +161,33 @@ def count_metric(name: str, tp: float, fp: float, fn: float, tn: float) -> float
     return (tp * tn - fp * fn) / denom if denom > 0 else 0.0
 
 
+def average_ranks(s: np.ndarray) -> np.ndarray:
+    """Ranks from 1 over the last axis, ties given their mean rank: the numbers of
+    ``scipy.stats.rankdata(s, axis=-1)`` (the slow reference a test compares it with), without
+    its per-call overhead, which was most of the AUC's cost in the book's power simulations (a
+    quarter of their time). A NaN goes to ``rankdata``."""
+    s = np.asarray(s, dtype=float)
+    if s.shape[-1] == 0 or np.isnan(s).any():
+        return rankdata(s, axis=-1)
+    order = np.argsort(s, axis=-1, kind="stable")
+    ordered = np.take_along_axis(s, order, axis=-1)
+    n = s.shape[-1]
+    at = np.broadcast_to(np.arange(n), s.shape)
+    first_of_tie = np.ones(s.shape, dtype=bool)
+    first_of_tie[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    last_of_tie = np.ones(s.shape, dtype=bool)
+    last_of_tie[..., :-1] = first_of_tie[..., 1:]
+    first = np.maximum.accumulate(np.where(first_of_tie, at, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(last_of_tie, at, n), -1), axis=-1), -1)
+    ranks = np.empty(s.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=-1)
+    return ranks
+
+
 def _auc(y: np.ndarray, s: np.ndarray) -> np.ndarray:
     """ROC-AUC of each row by the rank-sum (Mann-Whitney) formula, ties counted half."""
     n1, n0 = y.sum(-1), (~y).sum(-1)
-    ranks = rankdata(s, axis=-1)
+    ranks = average_ranks(s)
     return (np.where(y, ranks, 0.0).sum(-1) - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
