@@ -29,14 +29,11 @@ _READ = r"""() => {
         const o = cell.model.outputs.get(i);
         const json = o.toJSON();
         outputs.push({type: o.type, mime: Object.keys(json.data ?? {}),
+                      html: json.data?.["text/html"] ?? "",
                       error: o.type === "error" ? `${json.ename}: ${json.evalue}` : ""});
       }
       out.count = cell.model.executionCount;
       out.outputs = outputs;
-    }
-    if (cell.model.type === "code") {
-      out.classes = Array.from(cell.node.querySelectorAll(".jp-OutputArea-output"))
-        .map(n => [n.className, (n.firstElementChild?.className ?? ""), n.innerText.slice(0, 80)]);
     }
     return out;
   });
@@ -45,11 +42,12 @@ _READ = r"""() => {
     kernel: panel.sessionContext.session?.kernel?.status ?? "none",
     busy: panel.content.widgets.some(c => c.model.type === "code" &&
       c.node.querySelector(".jp-InputArea-prompt")?.innerText.includes("*")),
-    admonitions: panel.node.querySelectorAll(
-      ".jp-MarkdownCell aside, .jp-MarkdownCell .admonition").length,
-    widgets: panel.node.querySelectorAll(".jp-OutputArea-output .widget-progress").length,
-    answers: Array.from(panel.node.querySelectorAll(".jp-RenderedMarkdown"))
-      .filter(n => n.closest(".jp-OutputArea")).map(n => n.innerText),
+    boxes: panel.node.querySelectorAll(
+      ".jp-MarkdownCell .myst-admonition, .jp-MarkdownCell .myst-exercise").length,
+    widgets: panel.node.querySelectorAll(".jp-OutputArea-output .jupyter-widgets").length,
+    answers: Array.from(panel.node.querySelectorAll(
+      ".jp-OutputArea-output.jp-RenderedMySTMarkdown, .jp-OutputArea-output.jp-RenderedMarkdown"))
+      .map(n => n.innerText),
   };
 }"""
 
@@ -118,10 +116,12 @@ def lab(root: Path, log: Path):
             server.wait()
 
 
-def run_all(base: str, token: str, notebook: str, executable: str, timeout: float = 300) -> dict:
+def run_all(
+    base: str, token: str, notebook: str, executable: str, shot: Path, timeout: float = 300
+) -> dict:
     """Open ``notebook`` (a path under the served root) in JupyterLab, clear its outputs, run
     every cell with JupyterLab's "Run All Cells", wait until each has run; what the page shows
-    (``_READ``), and the page's JavaScript errors."""
+    (``_READ``), and the page's JavaScript errors. A screenshot of the page goes to ``shot``."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -152,7 +152,7 @@ def run_all(base: str, token: str, notebook: str, executable: str, timeout: floa
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{notebook} did not finish in JupyterLab within {timeout} s")
             time.sleep(1)
-        tab.screenshot(path=str(Path(os.environ.get("TMPDIR", "/tmp")) / "lab.png"))
+        tab.screenshot(path=str(shot))
         browser.close()
     state["page_errors"] = errors
     return state

@@ -10,9 +10,10 @@ finished; the suite's tests copy the cache with ``copy_cache``); it computes the
 whole-benchmark checks of ``wholebench.EARLY`` into ``folder / "jobs"`` (``QuickBook.job(name)``
 waits for one; the tests that read them run just before the book's); then it executes
 every chapter with its quick parameters, one at a time (``--jobs 1``: the other core is the
-suite's), computes ``wholebench.LATE``'s checks, then builds the HTML with its checks
-while it re-executes the testbed and detection chapters with ``--jobs 2`` beside the
-benchmarks chapter in ``folder / "alone"`` (training
+suite's), computes ``wholebench.LATE``'s checks, then builds the HTML with its checks and has
+nbval re-execute every chapter and compare it with the book cell by cell (``validate``:
+``folder / "nbval.json"``) while it re-executes the testbed and detection chapters with
+``--jobs 2`` beside the benchmarks chapter in ``folder / "alone"`` (training
 and scoring their testbed afresh on the same corpus and variants, with ``OTHER_KERNELS`` in
 the environment they start from), for the test that the tables depend neither on jobs and
 neighbours nor on the caller's kernel settings. It writes
@@ -41,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("_config.yml", "_toc.yml", "runs.yml", "references.bib")
 ALONE = ["03-testbed", "04-detection", "00-benchmarks"]  # re-executed, two jobs
 COMPARED = ("03-testbed", "04-detection")  # whose tables the determinism test compares
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 OTHER_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
 """The rerun's caller environment: other kernels than the pin's (``srlib.models.numerics``)."""
 
@@ -117,13 +119,12 @@ def start(folder: Path) -> QuickBook:
     copy_sources(folder / "alone", folders=("notebooks",))
     log = (folder / "log.txt").open("w")
     cmd = [sys.executable, __file__, str(folder)]
-    one_thread = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     process = subprocess.Popen(
         cmd,
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=folder,
-        env={**os.environ, **one_thread},  # one core's worth: the other is the suite's
+        env={**os.environ, **ONE_THREAD},  # one core's worth: the other is the suite's
         start_new_session=True,
         preexec_fn=lambda: os.nice(19),  # the suite's own tests first, the book on what is left
     )
@@ -180,6 +181,27 @@ def seed_untrained(cache: Path, into: Path) -> None:
         copy_cache(cache / kind, into / kind)
 
 
+SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")
+
+
+def validate(root: Path, notebooks: list[Path], into: Path, environ: dict[str, str]) -> None:
+    """nbval re-executes each executed chapter in ``root`` (its injected quick parameters
+    included, in a kernel started where JupyterLab would start it, beside the notebook) and
+    compares every cell's outputs with the book's, after ``SANITIZE``'s rules; its exit status
+    and report into ``into`` (JSON). Its kernels start from ``environ`` with the book's kernel
+    settings (``runner.kernel_environment``)."""
+    from srlib.book import runner
+
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "addopts=",
+           "--rootdir", str(root), "--nbval", "--nbval-current-env", "--nbval-cell-timeout",
+           "600", "--nbval-sanitize-with", str(SANITIZE), *map(str, notebooks)]  # fmt: skip
+    log = root / runner.EXECUTED / "nbval-progress.log"
+    env = runner.kernel_environment(log, environ)
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    report = {"returncode": done.returncode, "output": (done.stdout + done.stderr)[-20000:]}
+    into.write_text(json.dumps(report))
+
+
 def main(folder: Path) -> None:
     """Build the quick testbed, compute the whole-benchmark checks, execute and build the quick
     book, then the testbed and detection chapters again; write the result."""
@@ -200,15 +222,18 @@ def main(folder: Path) -> None:
         outputs = book.execute(folder / "book", quick=True, force=True, jobs=1)
         result["outputs"] = [str(p) for p in outputs]
         run_jobs(folder / "jobs", wholebench.LATE)
-        # the HTML build (a jupyter-book process, then the checks) beside the rerun: by now
-        # the suite's own tests are ending, and the two use both cores
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        # the HTML build (a jupyter-book process, then the checks) and nbval's rerun of every
+        # chapter beside the testbed chapters' rerun: by now the suite's own tests are ending
+        with ThreadPoolExecutor(max_workers=2) as pool:
             html = pool.submit(book.build, folder / "book")
+            checked = pool.submit(validate, folder / "book", outputs, folder / "nbval.json",
+                                  dict(os.environ))  # fmt: skip
             seed_untrained(folder / "testbed", folder / "alone" / ".srlib-cache" / "testbed")
             os.environ.update(OTHER_KERNELS)  # a caller's shell: the kernels must not follow it
             alone = book.execute(folder / "alone", quick=True, force=True, jobs=2, only=ALONE)
             result["alone"] = [str(p) for p in alone if p.stem in COMPARED]
             result["index"] = str(html.result())
+            checked.result()
         result["book_seconds"] = round(time.perf_counter() - start_time, 1)
     except BaseException:
         result["error"] = traceback.format_exc()

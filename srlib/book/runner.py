@@ -208,25 +208,31 @@ def execute(
     return [outputs[r.notebook.stem] for r in runs]
 
 
+def kernel_environment(log: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What every kernel of the book starts from (``environ``, default this process's, with
+    these settings). ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is and whichever
+    chapters run beside it: numerics depend on thread counts, so a chapter's tables must not
+    depend on how the book was run (the testbed also fixes torch's, in its config). Progress
+    bars drawn in ``log`` (``srlib.execution.progress.BOOK_RUNNER``), at most every
+    ``PROGRESS_SECONDS``, and the Hugging Face libraries' bars and warnings off
+    (``progress.QUIET``), so a chapter's outputs are its results only; its answer left to the
+    page's box (``srlib.book.answer.glue_answer``). A thread count or redraw interval the user
+    set is kept."""
+    env = dict(os.environ if environ is None else environ)
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env.setdefault(name, str(KERNEL_THREADS))
+    env.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
+    return env | QUIET | {BOOK_RUNNER: str(log.resolve())}
+
+
 @contextlib.contextmanager
 def _kernel_environment(log: Path):
-    """What every kernel starts from. ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is
-    and whichever chapters run beside it: numerics depend on thread counts, so a chapter's
-    tables must not depend on how the book was run (the testbed also fixes torch's, in its
-    config). Progress bars drawn in ``log`` (``srlib.execution.progress.BOOK_RUNNER``), at most
-    every ``PROGRESS_SECONDS``, and the Hugging Face libraries' bars and warnings off
-    (``progress.QUIET``), so a chapter's outputs are its results only; its answer left to the
-    page's box (``srlib.book.answer.glue_answer``). The environment is restored afterwards; a
-    thread count or redraw interval the user set is kept."""
-    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-    saved = {name: os.environ.get(name) for name in (*names, "TQDM_MININTERVAL", BOOK_RUNNER)}
-    saved |= {name: os.environ.get(name) for name in QUIET}
-    for name in names:
-        os.environ.setdefault(name, str(KERNEL_THREADS))
-    os.environ.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
-    os.environ.update(QUIET)
+    """This process's environment set to ``kernel_environment(log)`` (papermill's kernels
+    start from it), restored afterwards."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    os.environ[BOOK_RUNNER] = str(log.resolve())
+    settings = kernel_environment(log)
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
