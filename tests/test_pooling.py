@@ -79,9 +79,10 @@ def test_equal_discrimination_with_different_shifts_is_no_difference_where_it_is
 
 
 def books_design_trials(trials: int = 300) -> dict:
-    """The simulation of the test below (``wholebench.books_design``: the quick book's process
-    runs it beside the suite): the median per-seed spread, the share of intervals that hold
-    zero and, per family, the trials with a family-wise "better" or "worse"."""
+    """The simulation of the test below (run in the suite's own process, on its core, while the
+    quick book's process builds the chapters on the other): the median per-seed spread, the
+    share of intervals that hold zero and, per family, the trials with a family-wise "better"
+    or "worse"."""
     rng = np.random.default_rng(54)
     families = ("discrimination", "transport")
     declared = [c for c in declared_contrasts() if c.role in families]
@@ -98,9 +99,7 @@ def books_design_trials(trials: int = 300) -> dict:
             "wrong": wrong, "trials": trials}  # fmt: skip
 
 
-def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_error(
-    background_job,
-):
+def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_error():
     """300 simulated testbeds of the book's seeds × 664 problems, both declared families
     (each rule against the mean of its baselines: AUC, and MCC at the null point) on equal
     detectors, the per-seed spread of an MCC difference above 0.1 (larger than the build's
@@ -109,7 +108,7 @@ def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_e
     no more trials than a 5% procedure exceeds in 2.5% of runs (``nominal``).
     Power of the check: a procedure at twice the nominal error (10%) passes with probability
     P(Bin(200, 0.1) ≤ 10) ≈ 1%; one that covers 90% passes about as rarely."""
-    found = background_job("books_design")  # books_design_trials()
+    found = books_design_trials()
     assert found["spread"] >= 0.1, found  # the build's own spread of these is several times smaller
     assert 0.93 <= found["covered"] <= 0.99, found
     assert found["trials"] == 300, found

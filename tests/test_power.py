@@ -74,7 +74,7 @@ def test_stated_power_is_the_family_verdicts_rate_at_three_seeds_and_at_seeds_ne
 
 
 def books_power_trials(trials: int = 300) -> dict:
-    """The simulation of the test below (``wholebench.books_power``): testbeds at the book's
+    """The simulation of the test below (run in the suite's own process): testbeds at the book's
     confirmatory design through ``contrast_parts``, SR gray's AUC above its baselines' by
     ``EFFECT`` and SR black's equal to its baselines'; how often each family verdict
     declares a difference, and the power stated from the simulated tables' variance parts."""
@@ -94,13 +94,13 @@ def books_power_trials(trials: int = 300) -> dict:
     return {"found": found / trials, "stated": stated, "false": false, "trials": trials}
 
 
-def test_at_the_books_design_the_stated_power_is_the_family_verdicts(background_job):
+def test_at_the_books_design_the_stated_power_is_the_family_verdicts():
     """300 simulated testbeds (SEEDS × 664 problems) through the contrast machinery:
     the family verdict "better" for a true AUC gain of ``EFFECT`` comes within 5 points of the
     power stated from the tables' own variance parts (its standard error near 2.8 points),
     and the equal pair in the same family is declared different no more often than a 5%
     procedure would be (``test_pooling.nominal``)."""
-    found = background_job("books_power")  # books_power_trials()
+    found = books_power_trials()
     assert 0.3 <= found["stated"] <= 0.9, found  # a design where power can be wrong
     assert abs(found["found"] - found["stated"]) <= 0.05, found
     assert found["false"] <= nominal(found["trials"]), found

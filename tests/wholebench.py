@@ -1,7 +1,7 @@
 """Whole-benchmark checks: every MBPP reference solution in the sandbox, every MBPP and
 HumanEval rename variant checked byte for byte, the memorisation test's positive control on
-every vendored CredData candidate; and the suite's longest simulations (the book's design and
-its power, the best of ten, clustered coverage). Each returns a small JSON-able result that
+every vendored CredData candidate; and two of the suite's longest simulations (the best of ten,
+clustered coverage). Each returns a small JSON-able result that
 its test asserts on. With the quick book building beside the suite (``quickbook.py``), that
 process computes those in ``JOBS`` on its own core while the suite's other tests run, and
 the tests read its answers; any other, or a test run alone, computes its check itself
@@ -16,17 +16,14 @@ import warnings
 EARLY = (
     "mbpp_rename_problems",
     "humaneval_rename_problems",
-    "books_design",
-    "books_power",
     "best_of_ten",
     "clustered_coverage",
 )  # before the quick chapters
 LATE = ("vendored_memoriser",)  # after them: the chapters' caches (the Dask test copies the
 # testbed's) are then made by the time the suite's middle reads them
-JOBS = EARLY + LATE  # the quick book's process takes these, mbpp_canonical_failures runs in the
-# tests' own process: the two about even (with the simulations in the tests' process too, its
-# tests took 283 CPU-seconds and the book's 224; with the MBPP check moved as well, the book
-# process, which yields to the tests, finished last)
+JOBS = EARLY + LATE  # the quick book's process takes these; mbpp_canonical_failures and the
+# simulations at the book's design (test_pooling, test_power) run in the tests' own process, so
+# that the book's process, which also re-executes every chapter with nbval, does not finish last
 
 
 def mbpp_canonical_failures() -> list[int]:
@@ -118,20 +115,6 @@ def vendored_memoriser() -> dict:
 
     with tempfile.TemporaryDirectory() as folder:
         return memoriser_study(load_source("creddata", "records", None, 0, 0, 0), folder)
-
-
-def books_design() -> dict:
-    """``test_pooling.books_design_trials``: equal detectors at the book's design."""
-    from test_pooling import books_design_trials
-
-    return books_design_trials()
-
-
-def books_power() -> dict:
-    """``test_power.books_power_trials``: the stated power at the book's design."""
-    from test_power import books_power_trials
-
-    return books_power_trials()
 
 
 def best_of_ten() -> dict:
