@@ -55,12 +55,12 @@ book: install
 book-quick: install
 	$(BIN)/srlib book --quick
 
-# JupyterLab on the project's folder, the chapters in view, with the project's kernel (this .venv:
-# JUPYTER_PREFER_ENV_PATH puts its kernels before any of the user's) and the settings in jupyter/,
-# copied into .venv where JupyterLab reads them: no news feed, no update check and no extension
-# search, so nothing reaches for the network when it starts. LAB_DIR serves another book's folder,
-# LAB_ARGS adds JupyterLab options (the tests start it headless: --no-browser, a port, a token). As root (a container) it must be
-# allowed to run.
+# JupyterLab on the project's folder, the chapters in view, with the project's kernel: this .venv,
+# its kernels started as the book starts its own (`srlib lab`: runner.lab_environment). The
+# settings in jupyter/ are copied into .venv, where JupyterLab reads them: no news feed, no update
+# check and no extension search, so nothing reaches for the network when it starts. LAB_DIR
+# serves another book's folder; LAB_ARGS adds JupyterLab options (the tests start it headless:
+# --no-browser, a port, a token). As root (a container) it must be allowed to run.
 LAB_CONFIG := $(VENV)/etc/jupyter/jupyter_server_config.json
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 LAB_ARGS ?=
@@ -74,7 +74,7 @@ $(LAB_SETTINGS): jupyter/overrides.json $(STAMP)
 	mkdir -p $(@D) && cp $< $@
 
 lab: install $(LAB_CONFIG) $(LAB_SETTINGS)
-	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(LAB_DIR)" \
+	$(BIN)/srlib lab -- --ServerApp.root_dir="$(LAB_DIR)" \
 		--ServerApp.default_url=/lab/tree/notebooks $(LAB_ROOT) $(LAB_ARGS)
 
 lint: install

@@ -58,9 +58,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-WHOLE = {"windowingMode": "none"}
-"""The notebook settings of the test's JupyterLab (its own user-settings folder, the reader's
-untouched): every cell drawn, not only those scrolled into view, so the page can be read whole."""
+SETTINGS = {
+    ("notebook-extension", "tracker"): {"windowingMode": "none"},
+    ("docmanager-extension", "plugin"): {"autosave": False},
+}
+"""The test's JupyterLab settings, in a user-settings folder of its own (the reader's untouched):
+every cell drawn, not only those scrolled into view, so the page can be read whole; and nothing
+saved, so the book's executed notebook keeps the book's outputs."""
 
 
 @contextlib.contextmanager
@@ -69,9 +73,12 @@ def lab(root: Path, log: Path):
     base URL and token while it runs."""
     port, token = _free_port(), secrets.token_hex(8)
     settings = log.parent / "lab-user-settings"
-    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True, exist_ok=True)
-    tracker.write_text(json.dumps(WHOLE))
+    for (extension, plugin), values in SETTINGS.items():
+        file = settings / "@jupyterlab" / extension / f"{plugin}.jupyterlab-settings"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(json.dumps(values))
+    own = {"JUPYTERLAB_SETTINGS_DIR": str(settings),
+           "JUPYTERLAB_WORKSPACES_DIR": str(log.parent / "lab-workspaces")}  # fmt: skip
     args = (
         f"--no-browser --port={port} --IdentityProvider.token={token} "
         "--LabApp.expose_app_in_browser=True"
@@ -92,7 +99,7 @@ def lab(root: Path, log: Path):
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)},
+            env={**os.environ, **own},
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -121,7 +128,8 @@ def run_all(
 ) -> dict:
     """Open ``notebook`` (a path under the served root) in JupyterLab, clear its outputs, run
     every cell with JupyterLab's "Run All Cells", wait until each has run; what the page shows
-    (``_READ``), and the page's JavaScript errors. A screenshot of the page goes to ``shot``."""
+    (``_READ``), the page's JavaScript errors, and the requests it made beyond the server
+    (refused). A screenshot of the page goes to ``shot``."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -129,16 +137,21 @@ def run_all(
         tab = browser.new_page(viewport={"width": 1280, "height": 900})
         errors: list[str] = []
         tab.on("pageerror", lambda e: errors.append(str(e)))
+        outside: list[str] = []  # JupyterLab must not reach beyond this machine
+        tab.route(
+            lambda url: not url.startswith(base),
+            lambda route: (outside.append(route.request.url), route.abort()),
+        )
         tab.goto(f"{base}/lab/tree/{notebook}?token={token}")
         tab.wait_for_function(
             "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel"
             "?.status === 'idle'",
             timeout=120_000,
         )
-        tab.evaluate(
+        tab.evaluate(  # started, not awaited: the deadline below holds for a hung cell
             "async () => { const c = window.jupyterapp.commands;"
             " await c.execute('notebook:clear-all-cell-outputs');"
-            " await c.execute('notebook:run-all-cells'); }"
+            " void c.execute('notebook:run-all-cells'); }"
         )
         deadline = time.monotonic() + timeout
         while True:
@@ -155,4 +168,5 @@ def run_all(
         tab.screenshot(path=str(shot))
         browser.close()
     state["page_errors"] = errors
+    state["outside"] = outside
     return state

@@ -188,8 +188,9 @@ def validate(root: Path, notebooks: list[Path], into: Path, environ: dict[str, s
     """nbval re-executes each executed chapter in ``root`` (its injected quick parameters
     included, in a kernel started where JupyterLab would start it, beside the notebook) and
     compares every cell's outputs with the book's, after ``SANITIZE``'s rules; its exit status
-    and report into ``into`` (JSON). Its kernels start from ``environ`` with the book's kernel
-    settings (``runner.kernel_environment``)."""
+    and report into ``into`` (JSON), with the cache files the rerun made (``cache_files``: none
+    when every chapter reads what the book made). Its kernels start from ``environ`` with the
+    book's kernel settings (``runner.kernel_environment``)."""
     from srlib.book import runner
 
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "addopts=",
@@ -197,9 +198,28 @@ def validate(root: Path, notebooks: list[Path], into: Path, environ: dict[str, s
            "600", "--nbval-sanitize-with", str(SANITIZE), *map(str, notebooks)]  # fmt: skip
     log = root / runner.EXECUTED / "nbval-progress.log"
     env = runner.kernel_environment(log, environ)
+    before = cache_files(root)
     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
-    report = {"returncode": done.returncode, "output": (done.stdout + done.stderr)[-20000:]}
+    report = {
+        "returncode": done.returncode,
+        "output": (done.stdout + done.stderr)[-20000:],
+        "made": sorted(cache_files(root) - before),  # what the rerun did not read from cache
+    }
     into.write_text(json.dumps(report))
+
+
+def cache_files(root: Path) -> set[str]:
+    """Every file of the caches a chapter can write, under ``root`` (the book's
+    ``.srlib-cache``, followed through its link to the testbed) and beside the notebooks (where a
+    chapter that did not move to the project's folder would write), SQLite's journals aside."""
+    from srlib.book.runner import EXECUTED
+
+    skip = ("-wal", "-shm", "-journal", ".log", ".ipynb")
+    found = set()
+    for top in (root / ".srlib-cache", root / EXECUTED, root / "notebooks"):
+        for folder, _, files in os.walk(top, followlinks=True):
+            found |= {str(Path(folder, f).relative_to(root)) for f in files if not f.endswith(skip)}
+    return found
 
 
 def main(folder: Path) -> None:

@@ -114,3 +114,19 @@ def test_variants_and_audit_of_a_local_folder_and_the_export_read_back(
     assert code == 0, capsys.readouterr()
     summary = pd.read_csv(tmp_path / "audit" / "summary.csv")
     assert summary.samples.iloc[0] == 3
+
+
+def test_a_single_file_is_one_split_named_as_asked_and_its_name_is_its_stem(tmp_path):
+    """A file called mbpp.jsonl is not the vendored MBPP: no conventional split is read into
+    its text task ids; its one split answers to the name asked for; a split given twice must
+    agree."""
+    lines = (ROOT / "data" / "mbpp" / "mbpp.jsonl").read_text().splitlines()[10:12]
+    file = tmp_path / "mbpp.jsonl"
+    file.write_text("".join(json.dumps({**json.loads(r), "task_id": f"a{k}"}) + "\n"
+                            for k, r in enumerate(lines)))  # fmt: skip
+    samples = load_benchmark(f"hf:{file}:validation")
+    assert [s.id for s in samples] == ["mbpp/a0", "mbpp/a1"]
+    assert "split" not in samples[0].metadata
+    assert [s.benchmark for s in load_benchmark(f"hf:{file}", benchmark="mine")] == ["mine"] * 2
+    with pytest.raises(InputError, match="names split 'validation'"):
+        load_benchmark(f"hf:{file}:validation", split="test")

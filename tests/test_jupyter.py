@@ -32,7 +32,8 @@ def test_chapters_find_the_project_from_any_folder_below_it(tmp_path, monkeypatc
     elsewhere = tmp_path.parent / f"{tmp_path.name}-own"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    assert project_root() is None and at_project_root() == elsewhere.resolve()
+    with pytest.warns(UserWarning, match=f"no {MARKER} in {elsewhere.resolve()}"):
+        assert project_root() is None and at_project_root() == elsewhere.resolve()
 
 
 def test_every_chapter_moves_to_the_project_before_it_reads_a_path():
@@ -56,7 +57,9 @@ def test_cells_nbval_does_not_compare_say_why():
 
 
 def test_progress_is_text_in_the_books_log_and_tqdm_auto_elsewhere(tmp_path, monkeypatch):
-    from tqdm.auto import tqdm as auto
+    """Under the book's runner a bar is text appended to its log; elsewhere it is whatever
+    ``tqdm.auto`` picks (a widget in a Jupyter kernel: the JupyterLab test below sees one)."""
+    import tqdm.auto
 
     log = tmp_path / "progress.log"
     monkeypatch.setenv(progress.BOOK_RUNNER, str(log))
@@ -64,7 +67,8 @@ def test_progress_is_text_in_the_books_log_and_tqdm_auto_elsewhere(tmp_path, mon
         pass
     assert "counting: 100%" in log.read_text()
     monkeypatch.delenv(progress.BOOK_RUNNER)
-    assert isinstance(progress.tqdm(range(1), disable=True), auto)
+    monkeypatch.setattr(tqdm.auto, "tqdm", lambda *args, **kwargs: ("auto", args, kwargs))
+    assert progress.tqdm(range(1), desc="x") == ("auto", (range(1),), {"desc": "x"})
 
 
 def test_the_books_kernels_draw_progress_in_its_log_and_keep_the_users_threads(tmp_path):
@@ -74,13 +78,24 @@ def test_the_books_kernels_draw_progress_in_its_log_and_keep_the_users_threads(t
     assert progress.QUIET.items() <= env.items() and env["PATH"] == "/bin"
 
 
+def test_jupyterlab_kernels_get_the_books_threads_but_widgets_and_answers():
+    """``srlib lab``: the thread counts the book's kernels have (numerics depend on them), not
+    the book's log or its quiet libraries."""
+    env = book.lab_environment({progress.BOOK_RUNNER: "/tmp/x.log", "MKL_NUM_THREADS": "2"})
+    assert all(env[name] == str(book.KERNEL_THREADS) for name in ("OMP_NUM_THREADS",))
+    assert env["MKL_NUM_THREADS"] == "2" and progress.BOOK_RUNNER not in env
+    assert env["JUPYTER_PREFER_ENV_PATH"] == "1"
+
+
 @pytest.mark.notebook
 def test_nbval_reruns_every_quick_chapter_to_the_books_outputs(quick_book):
-    """nbval re-executed each executed quick chapter (``quickbook.validate``) and found every
-    cell's outputs equal to the book's, after the rules of ``nbval-sanitize.cfg``."""
+    """nbval re-executed each executed quick chapter (``quickbook.validate``), in a kernel
+    started beside the notebook, and found every cell's outputs equal to the book's, after the
+    rules of ``nbval-sanitize.cfg``; the rerun read every cache and made nothing."""
     root, outputs, _, _ = quick_book
     report = json.loads((root.parent / "nbval.json").read_text())
     assert report["returncode"] == 0, report["output"]
+    assert report["made"] == [], report["made"]  # every chapter read the book's caches
     cells = sum(
         c.cell_type == "code" for p in outputs for c in nbformat.read(p, as_version=4).cells
     )
@@ -104,6 +119,7 @@ def test_a_quick_chapter_runs_in_jupyterlab_with_its_myst_and_answer_rendered(qu
         notebook = str(chapter.relative_to(root))
         state = labcheck.run_all(base, token, notebook, executable, tmp_path / "lab.png")
     assert not state["page_errors"], state["page_errors"]
+    assert not state["outside"], state["outside"]  # no news, update check or CDN
     code = [c for c in state["cells"] if c["type"] == "code"]
     assert all(c["count"] for c in code), "a cell did not run"
     errors = [o["error"] for c in code for o in c["outputs"] if o["type"] == "error"]
@@ -124,4 +140,5 @@ def test_a_quick_chapter_runs_in_jupyterlab_with_its_myst_and_answer_rendered(qu
         if cell.cell_type == "code" and "nbval-ignore-output" not in cell.metadata.get("tags", []):
             want = [o.data["text/html"] for o in cell.outputs if "text/html" in o.get("data", {})]
             got = [o["html"] for o in page["outputs"] if o["html"]]
-            assert [styler.sub("T", t) for t in got] == [styler.sub("T", t) for t in want]
+            same = [styler.sub("T", t) for t in got] == [styler.sub("T", t) for t in want]
+            assert same, cell.source

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from srlib.benchmarks._files import BenchmarkNotFound
-from srlib.errors import SrlibError
+from srlib.errors import InputError, SrlibError
 from srlib.samples import Sample, read_jsonl
 
 Loader = Callable[..., list[Sample]]
@@ -46,13 +46,16 @@ def available_benchmarks() -> list[str]:
 def load_benchmark(name: str, **options: object) -> list[Sample]:
     """Load a benchmark by registry name, ``name:split`` (e.g. ``mbpp:test``), ``jsonl:PATH``
     for a file of Sample records, or ``hf:SOURCE`` / ``hf:SOURCE:SPLIT`` for a Hugging Face
-    dataset (``hf.load_hf``'s options: ``split``, ``columns``, ``name``)."""
+    dataset (``hf.load_hf``'s options: ``split``, ``columns``, ``benchmark``, ``config``,
+    ``revision``)."""
     if name.startswith("hf:"):
         from srlib.benchmarks.hf import load_hf
 
         source = name.removeprefix("hf:")
         head, _, split = source.rpartition(":")
-        if head and split and "/" not in split and not Path(source).exists():
+        if head and split and "/" not in split and not Path(source).expanduser().exists():
+            if options.get("split", split) != split:
+                raise InputError(f"{name!r} names split {split!r}, split= {options['split']!r}")
             options = {**options, "split": split}
             source = head
         return load_hf(source, **options)  # type: ignore[arg-type]

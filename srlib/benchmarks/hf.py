@@ -12,7 +12,8 @@
 Rows become samples by their columns' names: HumanEval's (``HUMANEVAL``, through
 ``humaneval.humaneval_samples``) or MBPP's (``MBPP``, through ``mbpp.mbpp_sample``).
 ``columns`` maps a field of those schemas to the dataset's own column of it
-(``{"prompt": "question"}``); a dataset that fits neither is an error naming what is missing.
+(``{"prompt": "question"}``, an option of ``load_benchmark`` in Python; the command line takes
+the columns as they are); a dataset that fits neither is an error naming what is missing.
 APPS and BigCodeBench read their cached copies through ``snapshot`` and ``rows`` as well.
 """
 
@@ -47,44 +48,62 @@ class NoSuchSplit(InputError):
     """A dataset has no split of the asked name, or several and none was asked for."""
 
 
-def snapshot(repo_id: str, how_to_get: str) -> Path:
-    """The local snapshot folder of dataset ``repo_id`` in the Hugging Face cache, found offline
-    by ``huggingface_hub``; ``BenchmarkNotFound`` (with ``how_to_get``) when it is not there."""
+def snapshot(repo_id: str, how_to_get: str, revision: str | None = None) -> Path:
+    """The local snapshot folder of dataset ``repo_id`` (its ``revision``: a branch, tag or
+    commit; default the main branch) in the Hugging Face cache, found offline by
+    ``huggingface_hub``; ``BenchmarkNotFound`` (with ``how_to_get``) when it is not there."""
     from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
-        return Path(snapshot_download(repo_id, repo_type="dataset", local_files_only=True))
-    except Exception as missing:  # LocalEntryNotFoundError and the hub's other refusals
-        raise BenchmarkNotFound(how_to_get) from missing
+        found = snapshot_download(
+            repo_id, repo_type="dataset", revision=revision, local_files_only=True
+        )
+    except LocalEntryNotFoundError as missing:
+        raise BenchmarkNotFound(
+            f"{how_to_get} (looked for revision {revision or 'main'})"
+        ) from missing
+    return Path(found)
 
 
-def open_dataset(source: str | Path, split: str | None = None, data_files: Any = None) -> Any:
+def open_dataset(
+    source: str | Path,
+    split: str | None = None,
+    config: str | None = None,
+    revision: str | None = None,
+) -> Any:
     """One split of ``source`` (a folder, a file, or a cached dataset id: see the module) as a
-    ``datasets.Dataset``. ``data_files`` narrows a folder to some of its files (``datasets``'
-    own argument). Without ``split``: the only split, else ``PREFERRED_SPLIT``."""
+    ``datasets.Dataset``; ``config`` is the dataset's configuration (``datasets``' ``name``),
+    ``revision`` a cached id's branch, tag or commit. Without ``split``: the only split, else
+    ``PREFERRED_SPLIT``. A single file is one split, called as asked."""
     import datasets
 
-    path = Path(source)
+    path = Path(source).expanduser()
     if path.is_dir() and any((path / f).is_file() for f in ("dataset_dict.json", "state.json")):
         found = datasets.load_from_disk(str(path))
     elif path.is_file():
-        suffixes = [s for s in path.suffixes if s != ".gz"]
-        builder = BUILDERS.get(suffixes[-1] if suffixes else "")
+        builder = BUILDERS.get(_suffix(path))
         if builder is None:
             raise InputError(f"{path}: not a dataset file (one of {sorted(BUILDERS)}, or .gz)")
-        found = datasets.load_dataset(builder, data_files=str(path))
+        found = datasets.load_dataset(builder, data_files={split or PREFERRED_SPLIT: str(path)})
     elif path.is_dir():
-        found = datasets.load_dataset(str(path), data_files=data_files)
-    elif path.is_absolute() or str(source).startswith(".") or str(source).count("/") > 1:
+        found = datasets.load_dataset(str(path), name=config)
+    elif path.is_absolute() or str(source).startswith((".", "~")) or str(source).count("/") > 1:
         raise BenchmarkNotFound(f"{source} does not exist")
     else:
         how = (
             f"{source} is neither a local folder or file nor a dataset in the Hugging Face "
             f"cache. Download it where you have network access (`huggingface-cli download "
-            f"{source} --repo-type dataset`, which fills the cache) or pass its local folder."
+            f"{source} --repo-type dataset`, which fills the cache) or pass its local folder"
         )
-        found = datasets.load_dataset(str(snapshot(str(source), how)), data_files=data_files)
+        found = datasets.load_dataset(str(snapshot(str(source), how, revision)), name=config)
     return _one_split(found, split, str(source))
+
+
+def _suffix(path: Path) -> str:
+    """A file's format suffix, a compression's ``.gz`` aside (``test.jsonl.gz``: ``.jsonl``)."""
+    suffixes = [s for s in path.suffixes if s != ".gz"]
+    return suffixes[-1] if suffixes else ""
 
 
 def _one_split(found: Any, split: str | None, source: str) -> Any:
@@ -105,34 +124,39 @@ def _one_split(found: Any, split: str | None, source: str) -> Any:
     return found[split]
 
 
-def rows(source: str | Path, split: str | None = None, data_files: Any = None) -> list[dict]:
+def rows(source: str | Path, split: str | None = None) -> list[dict]:
     """The records of one split of ``source`` (``open_dataset``), as dictionaries."""
-    return open_dataset(source, split, data_files).to_list()
+    return open_dataset(source, split).to_list()
 
 
 def load_hf(
     source: str,
     split: str | None = None,
     columns: dict[str, str] | None = None,
-    name: str | None = None,
+    benchmark: str | None = None,
+    config: str | None = None,
+    revision: str | None = None,
 ) -> list[Sample]:
     """The samples of one split of a Hugging Face dataset (``open_dataset``), mapped by their
     columns' names (HumanEval's or MBPP's schema, after renaming ``columns``: field → the
-    dataset's column). ``name`` is the samples' benchmark (default: the source's last part)."""
-    data = open_dataset(source, split)
+    dataset's column). ``benchmark`` names the samples' benchmark (default: the source's last
+    part, a file's without its suffixes)."""
+    data = open_dataset(source, split, config, revision)
     columns = dict(columns or {})
     absent = sorted(theirs for theirs in columns.values() if theirs not in data.column_names)
     if absent:
         raise InputError(f"{source}: no column(s) {absent}; its columns: {data.column_names}")
     data = data.rename_columns({theirs: ours for ours, theirs in columns.items() if ours != theirs})
     have = set(data.column_names)
-    name = name or Path(str(source).rstrip("/")).name or str(source)
+    last = Path(str(source).rstrip("/"))
+    benchmark = benchmark or (last.name.split(".")[0] if last.is_file() else last.name) or source
     if set(HUMANEVAL) <= have:
-        return humaneval_samples(data.to_list(), name)
+        return humaneval_samples(data.to_list(), benchmark)
     if set(MBPP) <= have:
-        return [mbpp_sample(r, r["task_id"], name) for r in data.to_list()]
+        return [mbpp_sample(r, r["task_id"], benchmark) for r in data.to_list()]
     raise InputError(
         f"{source}: its columns {sorted(have)} fit no known schema. HumanEval's lacks "
         f"{[c for c in HUMANEVAL if c not in have]}, MBPP's lacks "
-        f"{[c for c in MBPP if c not in have]}; map yours with columns={{field: column}}"
+        f"{[c for c in MBPP if c not in have]}; map yours with columns={{field: column}} "
+        "(in Python: load_benchmark's option)"
     )

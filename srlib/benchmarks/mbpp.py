@@ -43,7 +43,7 @@ def load_mbpp(split: str = "all", path: str | None = None) -> list[Sample]:
             task_id = int(r["task_id"])
             if split != "all" and task_id not in SPLITS[split]:
                 continue
-            samples.append(mbpp_sample(r, task_id))
+            samples.append(mbpp_sample(r, task_id, split=_split_of(task_id)))
         except (KeyError, TypeError, ValueError) as e:
             raise SampleFormatError(f"{file}:{lineno}: bad MBPP record: {e}") from e
     return samples
@@ -53,12 +53,15 @@ def _split_of(task_id: int) -> str:
     return next((name for name, ids in SPLITS.items() if task_id in ids), "unknown")
 
 
-def mbpp_sample(r: dict, task_id: int | str, benchmark: str = "mbpp") -> Sample:
+def mbpp_sample(
+    r: dict, task_id: int | str, benchmark: str = "mbpp", split: str | None = None
+) -> Sample:
     """A sample from a record in MBPP's format (``text``, ``code``, ``test_list``; optionally
     ``test_setup_code`` and ``challenge_test_list``): the paper's prompt, the asserts as tests.
-    Another dataset in this format (``hf.load_hf``) names its own ``benchmark``."""
+    Another dataset in this format (``hf.load_hf``) names its own ``benchmark``; the vendored
+    MBPP names each problem's conventional ``split``."""
     tests = "\n".join(r["test_list"])
-    split = {"split": _split_of(int(task_id))} if benchmark == "mbpp" else {}
+    split = {"split": split} if split is not None else {}
     return Sample(
         id=f"{benchmark}/{task_id}",
         benchmark=benchmark,

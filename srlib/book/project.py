@@ -11,6 +11,7 @@ same files.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 MARKER = "runs.yml"
@@ -25,9 +26,18 @@ def project_root(start: str | Path | None = None) -> Path | None:
 
 
 def at_project_root(start: str | Path | None = None) -> Path:
-    """Make the project's folder (``project_root``) the working directory and return it; where
-    there is none, the working directory stays, and relative names are read from it."""
+    """Make the project's folder (``project_root``) the working directory and return it. Where
+    there is none (a chapter run from a folder of one's own), the working directory stays, its
+    relative names are read from it, and a warning says so: caches made there are not the
+    book's."""
     root = project_root(start)
-    if root is not None and root != Path.cwd().resolve():
+    if root is None:
+        warnings.warn(
+            f"no {MARKER} in {Path(start or Path.cwd()).resolve()} or above it: this chapter "
+            "reads and writes its relative paths (caches included) here, not in the book's "
+            "folder",
+            stacklevel=2,
+        )
+    elif root != Path.cwd().resolve():
         os.chdir(root)
     return Path.cwd()

@@ -40,6 +40,8 @@ PROGRESS_LOG = "progress.log"
 #: depend on how the book was run (the testbed also fixes torch's, in its config). A value the
 #: user set in the environment is kept.
 KERNEL_THREADS = 1
+#: The thread-pool sizes ``KERNEL_THREADS`` sets (OpenMP, MKL, OpenBLAS).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 class NotebookFailed(SrlibError):
@@ -185,6 +187,8 @@ def execute(
     pending, running, done, outputs = list(runs), {}, set(), {}
     error: BaseException | None = None
     log = root / EXECUTED / PROGRESS_LOG
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")  # this run's bars only
     print(f"[book] progress bars: tail -f {log}", flush=True)
     with _kernel_environment(log), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         while pending or running:
@@ -219,10 +223,23 @@ def kernel_environment(log: Path, environ: dict[str, str] | None = None) -> dict
     page's box (``srlib.book.answer.glue_answer``). A thread count or redraw interval the user
     set is kept."""
     env = dict(os.environ if environ is None else environ)
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for name in THREAD_VARIABLES:
         env.setdefault(name, str(KERNEL_THREADS))
     env.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
     return env | QUIET | {BOOK_RUNNER: str(log.resolve())}
+
+
+def lab_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What ``srlib lab`` starts JupyterLab with (``environ``, default this process's): the
+    book's thread counts (``KERNEL_THREADS``, a count the user set kept), so a chapter run there
+    computes what the book computes, and this environment's kernels before the user's own
+    (``JUPYTER_PREFER_ENV_PATH``). Progress bars stay widgets and the answer stays in the cell:
+    no ``BOOK_RUNNER``."""
+    env = dict(os.environ if environ is None else environ)
+    for name in THREAD_VARIABLES:
+        env.setdefault(name, str(KERNEL_THREADS))
+    env.pop(BOOK_RUNNER, None)
+    return env | {"JUPYTER_PREFER_ENV_PATH": "1"}
 
 
 @contextlib.contextmanager

@@ -114,6 +114,22 @@ def _variants(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lab(args: argparse.Namespace) -> int:
+    """JupyterLab from this environment, its kernels started as the book's
+    (``runner.lab_environment``); the process becomes JupyterLab's."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from srlib.book.runner import lab_environment
+
+    extra = list(args.jupyter_args)
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    jupyter = str(Path(sys.executable).with_name("jupyter"))
+    os.execve(jupyter, [jupyter, "lab", *extra], lab_environment())
+    return 0  # not reached: the process is JupyterLab's now
+
+
 def _serve(args: argparse.Namespace) -> int:
     from srlib.models.hf import HFModel
     from srlib.models.serve import serve

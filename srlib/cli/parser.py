@@ -88,6 +88,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--record", action="store_true", help="record its converted digest in the lock")
     p.set_defaults(func=commands._model)
 
+    p = command("lab", "open the chapters in JupyterLab with the book's kernel settings")
+    p.add_argument(
+        "jupyter_args",
+        nargs=argparse.REMAINDER,
+        help="JupyterLab's own options, after -- (e.g. -- --no-browser --port 8899)",
+    )
+    p.set_defaults(func=commands._lab)
+
     p = command("benchmarks", "list benchmarks and whether they load here")
     p.set_defaults(func=commands._benchmarks)
 

@@ -164,8 +164,8 @@ def count_metric(name: str, tp: float, fp: float, fn: float, tn: float) -> float
 def average_ranks(s: np.ndarray) -> np.ndarray:
     """Ranks from 1 over the last axis, ties given their mean rank: the numbers of
     ``scipy.stats.rankdata(s, axis=-1)`` (the slow reference a test compares it with), without
-    its per-call overhead, which was most of the AUC's cost in the book's power simulations (a
-    quarter of their time). A NaN goes to ``rankdata``."""
+    its per-call overhead, which dominated the AUC of the many short rows the book's power
+    simulations rank. A NaN goes to ``rankdata``."""
     s = np.asarray(s, dtype=float)
     if s.shape[-1] == 0 or np.isnan(s).any():
         return rankdata(s, axis=-1)
