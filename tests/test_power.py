@@ -117,3 +117,24 @@ def test_the_edges_of_power_and_seeds_needed():
     assert 512 < far <= 1000 and power(0.0, 1.0, int(far), 0.1) >= 0.8
     assert power(0.0, 1.0, int(far) - 1, 0.1) < 0.8
     assert seeds_needed(0.01, 0.0, 0.01) == float("inf")  # the problems' part alone: too big
+
+
+@pytest.mark.parametrize("equivalence", [False, True])
+def test_power_is_the_scipy_stats_formula_to_the_bit(equivalence):
+    """``power`` reads the normal's and t's functions from ``scipy.special``; the slow reference
+    is the same formula through ``scipy.stats.norm`` and ``t``: equal floats."""
+    from scipy.stats import norm, t
+
+    from srlib.stats.pooling import _chi2_grid
+
+    for pv, sv, k, effect, m in [(1e-4, 4e-4, 3, 0.05, 2), (3e-4, 1e-5, 5, 0.02, 1),
+                                 (0.0, 2e-3, 8, 0.1, 3)]:  # fmt: skip
+        sd = np.sqrt(pv + sv / k)
+        se_hat = np.sqrt(pv + sv * _chi2_grid(k - 1) / k)
+        if equivalence:
+            bound = effect - t.ppf(1 - 0.05 / m, k - 1) * se_hat
+            want = np.mean(np.clip(norm.cdf(bound / sd) - norm.cdf(-bound / sd), 0, 1))
+        else:
+            cut = t.ppf(1 - 0.05 / (2 * m), k - 1) * se_hat
+            want = np.mean(norm.sf((cut - effect) / sd) + norm.cdf((-cut - effect) / sd))
+        assert power(pv, sv, k, effect, m, equivalence=equivalence) == float(want)
