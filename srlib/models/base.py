@@ -115,8 +115,8 @@ def torch_threads(threads: int | None) -> Iterator[None]:
 
 def training_bar(total: int, label: str | None) -> Any:
     """A progress bar over optimiser steps that shows tokens/s and time left (``bar_step``
-    after each step); silent without a ``label``. A book chapter's kernel redraws it at most
-    every ``TQDM_MININTERVAL`` seconds (``book.runner``), so its notebook stores few updates."""
+    after each step); silent without a ``label``. Where it is drawn (the book's progress log, a
+    widget in JupyterLab) is ``srlib.execution.progress``'s choice."""
     from srlib.execution.progress import tqdm
 
     return tqdm(total=total, desc=label, unit="step", disable=label is None, smoothing=0.1)
