@@ -82,7 +82,7 @@ def test_jupyterlab_kernels_get_the_books_threads_but_widgets_and_answers():
     """``srlib lab``: the thread counts the book's kernels have (numerics depend on them), not
     the book's log or its quiet libraries."""
     env = book.lab_environment({progress.BOOK_RUNNER: "/tmp/x.log", "MKL_NUM_THREADS": "2"})
-    assert all(env[name] == str(book.KERNEL_THREADS) for name in ("OMP_NUM_THREADS",))
+    assert env["OMP_NUM_THREADS"] == str(book.KERNEL_THREADS)
     assert env["MKL_NUM_THREADS"] == "2" and progress.BOOK_RUNNER not in env
     assert env["JUPYTER_PREFER_ENV_PATH"] == "1"
 

@@ -214,7 +214,7 @@ def execute(
 
 def kernel_environment(log: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
     """What every kernel of the book starts from (``environ``, default this process's, with
-    these settings). ``KERNEL_THREADS`` threads per pool, whatever ``jobs`` is and whichever
+    these settings). ``KERNEL_THREADS`` threads per pool, whatever ``--jobs`` is and whichever
     chapters run beside it: numerics depend on thread counts, so a chapter's tables must not
     depend on how the book was run (the testbed also fixes torch's, in its config). Progress
     bars drawn in ``log`` (``srlib.execution.progress.BOOK_RUNNER``), at most every
@@ -222,9 +222,7 @@ def kernel_environment(log: Path, environ: dict[str, str] | None = None) -> dict
     (``progress.QUIET``), so a chapter's outputs are its results only; its answer left to the
     page's box (``srlib.book.answer.glue_answer``). A thread count or redraw interval the user
     set is kept."""
-    env = dict(os.environ if environ is None else environ)
-    for name in THREAD_VARIABLES:
-        env.setdefault(name, str(KERNEL_THREADS))
+    env = _with_threads(environ)
     env.setdefault("TQDM_MININTERVAL", str(PROGRESS_SECONDS))
     return env | QUIET | {BOOK_RUNNER: str(log.resolve())}
 
@@ -235,18 +233,24 @@ def lab_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     computes what the book computes, and this environment's kernels before the user's own
     (``JUPYTER_PREFER_ENV_PATH``). Progress bars stay widgets and the answer stays in the cell:
     no ``BOOK_RUNNER``."""
+    env = _with_threads(environ)
+    env.pop(BOOK_RUNNER, None)
+    return env | {"JUPYTER_PREFER_ENV_PATH": "1"}
+
+
+def _with_threads(environ: dict[str, str] | None) -> dict[str, str]:
+    """A copy of ``environ`` (default this process's) with ``KERNEL_THREADS`` for each of
+    ``THREAD_VARIABLES`` the user did not set."""
     env = dict(os.environ if environ is None else environ)
     for name in THREAD_VARIABLES:
         env.setdefault(name, str(KERNEL_THREADS))
-    env.pop(BOOK_RUNNER, None)
-    return env | {"JUPYTER_PREFER_ENV_PATH": "1"}
+    return env
 
 
 @contextlib.contextmanager
 def _kernel_environment(log: Path):
     """This process's environment set to ``kernel_environment(log)`` (papermill's kernels
     start from it), restored afterwards."""
-    log.parent.mkdir(parents=True, exist_ok=True)
     settings = kernel_environment(log)
     saved = {name: os.environ.get(name) for name in settings}
     os.environ.update(settings)
