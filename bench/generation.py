@@ -2,13 +2,15 @@
 
 The reference is the path the testbed took before ``srlib.models.greedy``: ``generate`` with
 a stopping criterion that decodes every row of the batch at every step (``HFModel.lean =
-False``). Both run the two requests black-box detection makes, as it makes them: SR's
-(``prefix_suffix`` of every problem, the profile's ``max_new_tokens``, no early stop) and
-n-gram accuracy's (five prefixes a problem, ``8n`` new tokens, each row stopped once its
-first ``n`` code tokens are settled). Printed per request: prompts per CPU-second of each
-path, their ratio, and how many continuations are identical (goal: all of them, ≥ 2× on the
-whole). One thread; the model is the ``cpu`` profile's shape trained briefly from scratch,
-or ``--model FOLDER`` (e.g. a testbed checkpoint under ``.srlib-cache/testbed/runs``).
+False``); between them, srlib's decoding with a cache that every step copies (before
+``srlib.models.kvcache``). All three run the two requests black-box detection makes, as it
+makes them: SR's (``prefix_suffix`` of every problem, the profile's ``max_new_tokens``, no
+early stop) and n-gram accuracy's (five prefixes a problem, ``8n`` new tokens, each row
+stopped once its first ``n`` code tokens are settled). Printed per request: prompts per
+CPU-second of each path, their ratio, and how many continuations are identical (goal: all of
+them, ≥ 2× on the whole), then the in-place cache's rate against the copying one's. One
+thread; the model is the ``cpu`` profile's shape trained briefly from scratch, or ``--model
+FOLDER`` (e.g. a testbed checkpoint under ``.srlib-cache/testbed/runs``).
 
 Usage: ``.venv/bin/python bench/generation.py [--prompts 192] [--steps 200] [--model DIR]``.
 """
@@ -16,9 +18,12 @@ Usage: ``.venv/bin/python bench/generation.py [--prompts 192] [--steps 200] [--m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import tempfile
 import time
+from contextlib import nullcontext
+from unittest import mock
 
 import numpy as np
 
@@ -49,6 +54,25 @@ def requests(samples, config, n: int = 5, starts: int = 5) -> dict[str, tuple[li
     }
 
 
+PATHS = ("generate", "srlib, copying cache", "srlib")
+"""The reference, srlib's greedy decoding with ``DynamicCache`` as it is (each step copies the
+cache), and srlib's as the book runs it (the cache grows in place: ``srlib.models.kvcache``)."""
+
+
+@contextlib.contextmanager
+def decoding(model: HFModel, path_name: str):
+    """``model`` decoding greedily by the path named ``path_name`` inside the block."""
+    import srlib.models.kvcache as kvcache
+
+    model.lean = path_name != "generate"
+    keep = path_name == "srlib, copying cache"
+    with mock.patch.object(kvcache, "roomy", lambda cache, room: cache) if keep else nullcontext():
+        try:
+            yield
+        finally:
+            model.lean = True
+
+
 def cpu_timed(fn):
     """``fn()`` and the CPU-seconds this process spent on it."""
     start = time.process_time()
@@ -75,20 +99,30 @@ def main() -> None:
             settings = TrainSettings(model=config.model, steps=args.steps, threads=1)
             path = str(train_model(texts, folder, settings, name="bench", progress=False).path)
         model = HFModel(path, batch_size=1, generate_batch=config.generate_batch, threads=1)
-        totals = {True: 0.0, False: 0.0}
+        totals = dict.fromkeys(PATHS, 0.0)
         for name, (prompts, settings) in requests(samples, config).items():
             out, seconds = {}, {}
-            for lean in (False, True):
-                model.lean = lean
-                out[lean], seconds[lean] = cpu_timed(lambda: model.generate(prompts, settings))  # noqa: B023
-                totals[lean] += seconds[lean]
-            same = sum(a == b for a, b in zip(out[False], out[True], strict=True))
-            print(
-                f"{name}: generate {len(prompts) / seconds[False]:.0f}, srlib "
-                f"{len(prompts) / seconds[True]:.0f} prompts per CPU-second "
-                f"({seconds[False] / seconds[True]:.2f}×); {same} of {len(prompts)} identical"
-            )
-        print(f"both requests: {totals[False] / totals[True]:.2f}× the rate of generate")
+            for path_name in PATHS:
+                with decoding(model, path_name):
+                    out[path_name], seconds[path_name] = cpu_timed(
+                        lambda: model.generate(prompts, settings)  # noqa: B023
+                    )
+                totals[path_name] += seconds[path_name]
+            reference = out["generate"]
+            for path_name in PATHS[1:]:
+                same = sum(a == b for a, b in zip(reference, out[path_name], strict=True))
+                print(
+                    f"{name}: {path_name} {len(prompts) / seconds[path_name]:.0f} prompts per "
+                    f"CPU-second ({seconds['generate'] / seconds[path_name]:.2f}× generate's "
+                    f"{len(prompts) / seconds['generate']:.0f}); {same} of {len(prompts)} identical"
+                )
+        for path_name in PATHS[1:]:
+            ratio = totals["generate"] / totals[path_name]
+            print(f"both requests, {path_name}: {ratio:.2f}× the rate of generate")
+        print(
+            "the cache that grows in place: "
+            f"{totals['srlib, copying cache'] / totals['srlib']:.2f}× the copying one's rate"
+        )
 
 
 if __name__ == "__main__":

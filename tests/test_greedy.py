@@ -117,3 +117,28 @@ def test_the_guard_refuses_what_generate_would_decode_otherwise(memorised, monke
         own = lambda self, *a, **k: None  # noqa: E731
         m.setattr(type(model), "prepare_inputs_for_generation", own)
         assert not applies(model, enc)
+
+
+def test_the_cache_that_grows_in_place_holds_what_the_copying_one_holds():
+    """Outgrowing its room and dropping rows on the way, the in-place layer hands attention
+    the same keys and values as ``DynamicLayer``."""
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    from srlib.models.kvcache import RoomyLayer
+
+    gen = torch.Generator().manual_seed(0)
+    plain, roomy = DynamicLayer(), RoomyLayer(room=2)
+    rows = 5
+    for step, new in enumerate([7, 1, 1, 1, 3, 1, 1]):  # a prefill, then steps past the room
+        k, v = (torch.randn(rows, 2, new, 4, generator=gen) for _ in range(2))
+        expected, got = plain.update(k, v), roomy.update(k, v)
+        for a, b in zip(expected, got, strict=True):
+            assert a.shape == b.shape and torch.equal(a, b)
+        assert roomy.get_seq_length() == plain.get_seq_length()
+        if step == 3:  # two rows stop: both layers keep the others, in order
+            keep = torch.tensor([0, 2, 4])
+            plain.reorder_cache(keep)
+            roomy.reorder_cache(keep)
+            rows = 3
+    assert roomy.get_seq_length() > 7 + 2  # it outgrew the prefill's buffer and its room

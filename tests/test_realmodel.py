@@ -73,9 +73,11 @@ def test_audit_sentences_read_each_rate_against_the_control():
         "model": "m", "benchmark": "humaneval", "decision": "gray", "null": "control samples",
         "rate": 0.8, "decided": 100, "null_rate": 0.5, "excess": 0.3, "excess_low": 0.15,
         "excess_high": 0.42, "p_vs_null": 0.0001, "control_p": 0.002, "chance": 1 / 6,
+        "excess_detectable": 0.21,
     }])  # fmt: skip
     first, control = audit_sentences(summary, "fresh")
     assert "80% of 100 problems against 50% of the fresh ones" in first
+    assert "these sizes detect an excess of 21% with 80% power" in first
     assert "above the fresh problems' rate" in first and "pooled test" in first
     assert "flags 50%, where chance is 17%" in control
 
@@ -85,3 +87,16 @@ def test_too_few_control_problems_to_cross_fit_give_no_rate_and_no_test():
     score = tiny[tiny.kind == "score"]
     assert score.rate.isna().all() and score.p_rate_holm.isna().all()
     assert tiny[tiny.kind == "rule"].rate.notna().all()
+
+
+def test_the_detectable_excess_shrinks_with_both_sizes_as_the_normal_approximation_says():
+    from scipy.stats import norm
+
+    from srlib.stats.rates import detectable_excess, flag_rate
+
+    found = detectable_excess(0.2, 50, 130)
+    z = norm.ppf(0.975) + norm.ppf(0.8)
+    assert found == pytest.approx(z * (0.2 * 0.8 * (1 / 50 + 1 / 130)) ** 0.5)
+    assert detectable_excess(0.2, 100, 130) < found > detectable_excess(0.2, 50, 500)
+    rate = flag_rate([True] * 30 + [False] * 20, 5, [True] * 26 + [False] * 104)
+    assert rate["excess_detectable"] == pytest.approx(found)

@@ -1,16 +1,17 @@
 """Greedy decoding of a padded batch, with the model calls Hugging Face ``generate`` makes and
 less around them: the same prefill and per-step inputs (left-padded ids, the mask dropped when
 nothing is padded, positions from the mask, the last position's logits only, a dynamic KV
-cache), the same float32 argmax, the same stops (end of sequence, the token budget, a row's
-first ``k`` code tokens settled) and the same padded output. What it leaves out: the logits
-processors (none apply to greedy decoding), a stopping check that decodes every row of the
-batch at every step (here only the rows still generating), and, on a CPU, the rows that have
-stopped, which ``generate`` keeps computing until the last row stops. On a CPU a row's numbers
-do not depend on which other rows share the batch (``tests/test_greedy.py`` checks that every
-output equals ``generate``'s on padded batches that stop row by row, on the machine it runs
-on); elsewhere (a GPU's kernels pick their algorithm by batch size) stopped rows stay in the
-batch, fed the pad token, as ``generate`` keeps them. ``bench/generation.py`` sets the two
-side by side on the book's prompts."""
+cache, here one that grows in place: ``srlib.models.kvcache``), the same float32 argmax, the
+same stops (end of sequence, the token budget, a row's first ``k`` code tokens settled) and
+the same padded output. What it leaves out: the logits processors (none apply to greedy
+decoding), a stopping check that decodes every row of the batch at every step (here only the
+rows still generating), and, on a CPU, the rows that have stopped, which ``generate`` keeps
+computing until the last row stops. On a CPU a row's numbers do not depend on which other
+rows share the batch (``tests/test_greedy.py`` checks that every output equals
+``generate``'s on padded batches that stop row by row, on the machine it runs on); elsewhere
+(a GPU's kernels pick their algorithm by batch size) stopped rows stay in the batch, fed the
+pad token, as ``generate`` keeps them. ``bench/generation.py`` sets the two side by side on
+the book's prompts."""
 
 from __future__ import annotations
 
@@ -81,11 +82,14 @@ def greedy(
     import torch
     from transformers import DynamicCache
 
+    from srlib.models.kvcache import roomy
+
     ids, mask = enc["input_ids"], enc["attention_mask"]
     rows, pad, eos = ids.shape[0], tokenizer.pad_token_id, _eos_ids(model)
     drop = ids.device.type == "cpu" if drop is None else drop  # see the module docstring
     forward_takes = inspect.signature(model.forward).parameters
-    kwargs: dict = {"cache": DynamicCache(config=model.config), "use_cache": True}
+    cache = roomy(DynamicCache(config=model.config), max_new_tokens)
+    kwargs: dict = {"cache": cache, "use_cache": True}
     if "position_ids" in forward_takes:
         kwargs["position_ids"] = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
     if "logits_to_keep" in forward_takes:

@@ -25,7 +25,8 @@ def _p(p: float) -> str:
 
 def audit_sentences(summary: pd.DataFrame, control: str, rule: str = RULE) -> list[str]:
     """Per audited benchmark: the rule's flag rate beside the control's (the model's own rate
-    on problems it cannot have seen), the excess with its interval and Fisher's test, and the
+    on problems it cannot have seen), the excess with its interval, Fisher's test and the
+    excess the two sizes detect (``rates.detectable_excess``), and the
     pooled benchmark-level test against the control; then the control's rate beside chance."""
     rows = summary[(summary.decision == rule) & (summary.null == "control samples")]
     out = []
@@ -44,7 +45,8 @@ def audit_sentences(summary: pd.DataFrame, control: str, rule: str = RULE) -> li
             f"{r.benchmark}: SR {rule} flags {r.rate:.0%} of {r.decided} problems against "
             f"{r.null_rate:.0%} of the fresh ones, an excess of {r.excess:+.0%} "
             f"(95% interval {r.excess_low:+.0%} to {r.excess_high:+.0%}, one-sided Fisher "
-            f"{_p(r.p_vs_null)})"
+            f"{_p(r.p_vs_null)}; these sizes detect an excess of {r.excess_detectable:.0%} "
+            "with 80% power)"
             f": {verdict}{pooled}."
         )
     if len(rows):

@@ -5,12 +5,14 @@ labels reads."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
 
 from srlib.stats.metrics import decided
+from srlib.stats.significance import detectable
 
 
 def chance_levels(n_variants: int | Sequence[int], size: int) -> np.ndarray:
@@ -58,6 +60,15 @@ def paired_difference_interval(
     low = d - np.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
     high = d + np.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     return float(low), float(high)
+
+
+def detectable_excess(null_rate: float, n: int, n_null: int, power: float = 0.8) -> float:
+    """The smallest excess of a flag rate over an independent null's rate ``null_rate`` that a
+    two-sided 5% test finds with probability ``power``, ``n`` and ``n_null`` samples decided
+    (normal approximation, both rates' spread taken at the null's: what the audit's size can
+    tell apart, whatever the benchmark's rate turns out to be)."""
+    se = math.sqrt(null_rate * (1 - null_rate) * (1 / n + 1 / n_null))
+    return detectable(se, power=power)
 
 
 def flag_rate(
@@ -113,6 +124,9 @@ def flag_rate(
             excess_high=high,
             p_vs_null=float(stats.fisher_exact(table, alternative="greater").pvalue),
             null_test="Fisher (independent samples)",
+            excess_detectable=detectable_excess(float(g.mean()), int(f.size), int(g.size))
+            if g.size and f.size
+            else float("nan"),
         )
     return out
 
