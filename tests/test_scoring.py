@@ -320,3 +320,24 @@ def test_average_ranks_are_scipys_rankdata_to_the_bit(shape, decimals):
     with_nan = s.copy()
     with_nan.flat[0] = np.nan
     np.testing.assert_array_equal(average_ranks(with_nan), rankdata(with_nan, axis=-1))
+
+
+@pytest.mark.parametrize("size", [2, 7, 664, 1328])
+@pytest.mark.parametrize("kind", ["untied", "tied", "infinite", "one class"])
+def test_the_counted_auc_of_one_row_is_the_ranked_one_to_the_bit(size, kind):
+    """One row's AUC is counted (``metrics._auc``: bisection in the sorted negatives), many
+    rows' ranked (rank sum minus n₁(n₁ + 1)/2): the same float, ties, scores of -inf (a
+    missing score, as the contrasts give it) and a row of one class (NaN) included."""
+    from srlib.stats.metrics import _auc
+
+    rng = np.random.default_rng(size)
+    for _ in range(50):
+        y = rng.random(size) < rng.uniform(0.1, 0.9) if kind != "one class" else np.ones(size, bool)
+        s = rng.normal(size=size)
+        if kind == "tied":
+            s = np.round(s, 0)
+        if kind == "infinite":
+            s[rng.random(size) < 0.3] = -np.inf
+        with np.errstate(invalid="ignore", divide="ignore"):
+            counted, ranked = _auc(y, s), _auc(y[None], s[None])[0]
+        assert counted == ranked or (np.isnan(counted) and np.isnan(ranked))
