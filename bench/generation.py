@@ -6,11 +6,12 @@ False``); between them, srlib's decoding with a cache that every step copies (be
 ``srlib.models.kvcache``). All three run the two requests black-box detection makes, as it
 makes them: SR's (``prefix_suffix`` of every problem, the profile's ``max_new_tokens``, no
 early stop) and n-gram accuracy's (five prefixes a problem, ``8n`` new tokens, each row
-stopped once its first ``n`` code tokens are settled). Printed per request: prompts per
-CPU-second of each path, their ratio, and how many continuations are identical (goal: all of
-them, ≥ 2× on the whole), then the in-place cache's rate against the copying one's. One
-thread; the model is the ``cpu`` profile's shape trained briefly from scratch, or ``--model
-FOLDER`` (e.g. a testbed checkpoint under ``.srlib-cache/testbed/runs``).
+stopped once its first ``n`` code tokens are settled), twice: in one order, then the reverse.
+Printed per request: prompts per CPU-second of each path, their ratio, and how many
+continuations are identical (goal: all of them, ≥ 2× on the whole), then the in-place
+cache's rate against the copying one's. One thread; the model is the ``cpu`` profile's shape
+trained briefly from scratch, or ``--model FOLDER`` (e.g. a testbed checkpoint under
+``.srlib-cache/testbed/runs``).
 
 Usage: ``.venv/bin/python bench/generation.py [--prompts 192] [--steps 200] [--model DIR]``.
 """
@@ -18,11 +19,10 @@ Usage: ``.venv/bin/python bench/generation.py [--prompts 192] [--steps 200] [--m
 from __future__ import annotations
 
 import argparse
-import contextlib
 import random
 import tempfile
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from unittest import mock
 
 import numpy as np
@@ -59,7 +59,7 @@ PATHS = ("generate", "srlib, copying cache", "srlib")
 cache), and srlib's as the book runs it (the cache grows in place: ``srlib.models.kvcache``)."""
 
 
-@contextlib.contextmanager
+@contextmanager
 def decoding(model: HFModel, path_name: str):
     """``model`` decoding greedily by the path named ``path_name`` inside the block."""
     import srlib.models.kvcache as kvcache
@@ -101,13 +101,15 @@ def main() -> None:
         model = HFModel(path, batch_size=1, generate_batch=config.generate_batch, threads=1)
         totals = dict.fromkeys(PATHS, 0.0)
         for name, (prompts, settings) in requests(samples, config).items():
-            out, seconds = {}, {}
-            for path_name in PATHS:
-                with decoding(model, path_name):
-                    out[path_name], seconds[path_name] = cpu_timed(
-                        lambda: model.generate(prompts, settings)  # noqa: B023
-                    )
-                totals[path_name] += seconds[path_name]
+            out, seconds = {}, dict.fromkeys(PATHS, 0.0)
+            for order in (PATHS, PATHS[::-1]):  # each path once early, once late in the process
+                for path_name in order:
+                    with decoding(model, path_name):
+                        out[path_name], spent = cpu_timed(
+                            lambda: model.generate(prompts, settings)  # noqa: B023
+                        )
+                    seconds[path_name] += spent
+                    totals[path_name] += spent
             reference = out["generate"]
             for path_name in PATHS[1:]:
                 same = sum(a == b for a, b in zip(reference, out[path_name], strict=True))

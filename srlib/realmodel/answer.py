@@ -45,8 +45,8 @@ def audit_sentences(summary: pd.DataFrame, control: str, rule: str = RULE) -> li
             f"{r.benchmark}: SR {rule} flags {r.rate:.0%} of {r.decided} problems against "
             f"{r.null_rate:.0%} of the fresh ones, an excess of {r.excess:+.0%} "
             f"(95% interval {r.excess_low:+.0%} to {r.excess_high:+.0%}, one-sided Fisher "
-            f"{_p(r.p_vs_null)}; these sizes detect an excess of {r.excess_detectable:.0%} "
-            "with 80% power)"
+            f"{_p(r.p_vs_null)}; at these sizes an excess of {r.excess_detectable:.0%} "
+            "clears that interval with 80% power)"
             f": {verdict}{pooled}."
         )
     if len(rows):

@@ -20,9 +20,9 @@ class RealConfig:
     limits: tuple[tuple[str, int], ...] = (("humaneval", 50), ("mbpp:test", 50))  # first N
     # problems of the named sets (a benchmark spec or the control), the others whole: the
     # published benchmarks cut to fit the 2-core budget, the control (the null) kept whole;
-    # () reads every problem. 50, not the 100 of the first build (#65): the book was over its
-    # budget, and the audit's contrasts with the control were decided many times over at 100
-    # (docs/measured-builds.md); the chapter states what the size can detect
+    # () reads every problem. 50, not the 100 of #63's first build, which put the book over its
+    # budget: the excess over the control that 100 found lay far beyond what 50 detect
+    # (docs/measured-builds.md), and the chapter states what its sizes detect
     n: int = 5  # variants per problem, as the testbed's main table
     seed: int = 0  # variants (the same for the audit and the leak: scores are shared)
     threads: int = 1  # CPU threads of scoring and training (the numbers depend on it)

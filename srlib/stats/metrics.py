@@ -192,7 +192,7 @@ def _auc(y: np.ndarray, s: np.ndarray) -> np.ndarray:
     n₁(n₁ + 1)/2 gives exactly, divided the same way: the same AUC bit for bit
     (``tests/test_scoring.py`` checks it on tied, untied and infinite scores), without the
     ranking that dominated the book's design simulations."""
-    s = np.asarray(s, dtype=float)
+    y, s = np.asarray(y, dtype=bool), np.asarray(s, dtype=float)
     if s.ndim == 1 and not np.isnan(s).any():
         negatives, positives = np.sort(s[~y]), s[y]
         below = np.searchsorted(negatives, positives, "left")
