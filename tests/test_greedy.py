@@ -142,14 +142,3 @@ def test_the_cache_that_grows_in_place_holds_what_the_copying_one_holds():
             roomy.reorder_cache(keep)
             rows = 3
     assert roomy.get_seq_length() > 7 + 2  # it outgrew the prefill's buffer and its room
-    for layer in (plain, roomy):  # what else transformers may ask of a layer
-        layer.crop(-4)
-        layer.batch_select_indices(torch.tensor([2, 0]))
-        layer.batch_repeat_interleave(2)
-    k, v = (torch.randn(4, 2, 1, 4, generator=gen) for _ in range(2))
-    for a, b in zip(plain.update(k, v), roomy.update(k, v), strict=True):
-        assert a.shape == b.shape and torch.equal(a, b)
-    roomy.reset()
-    assert roomy.get_seq_length() == 0
-    fresh = roomy.update(k, v)
-    assert all(torch.equal(a, b) for a, b in zip(fresh, (k, v), strict=True))

@@ -10,8 +10,8 @@ computing until the last row stops. On a CPU a row's numbers do not depend on wh
 rows share the batch (``tests/test_greedy.py`` checks that every output equals
 ``generate``'s on padded batches that stop row by row, on the machine it runs on); elsewhere
 (a GPU's kernels pick their algorithm by batch size) stopped rows stay in the batch, fed the
-pad token, as ``generate`` keeps them. ``bench/generation.py`` sets ``generate``, this with a
-copying cache and this as it runs side by side on the book's prompts."""
+pad token, as ``generate`` keeps them. ``bench/generation.py`` sets the two side by side on
+the book's prompts."""
 
 from __future__ import annotations
 
