@@ -33,8 +33,13 @@ def difference_interval(
     p1, p2 = k1 / n1, k2 / n2
     l1, u1 = stats.binomtest(k1, n1).proportion_ci(level, method="wilson")
     l2, u2 = stats.binomtest(k2, n2).proportion_ci(level, method="wilson")
-    d = p1 - p2
-    return (float(d - np.hypot(p1 - l1, u2 - p2)), float(d + np.hypot(u1 - p1, p2 - l2)))
+    return (float(_newcombe_low(p1, l1, p2, u2)), float(p1 - p2 + np.hypot(u1 - p1, p2 - l2)))
+
+
+def _newcombe_low(p1, low1, p2, high2):
+    """The low end of Newcombe's interval of p1 − p2 from each proportion's Wilson bounds
+    (arrays broadcast: ``detectable_excess`` decides every pair of counts at once)."""
+    return (p1 - p2) - np.hypot(p1 - low1, high2 - p2)
 
 
 def paired_difference_interval(
@@ -87,10 +92,8 @@ def detectable_excess(
 
     ks, ks_null = np.arange(n + 1), np.arange(n_null + 1)
     wilson, wilson_null = _wilson_table(n, level), _wilson_table(n_null, level)
-    p1, p2 = ks / n, ks_null / n_null
-    low = (p1[:, None] - p2[None, :]) - np.hypot(
-        (p1 - wilson[:, 0])[:, None], (wilson_null[:, 1] - p2)[None, :]
-    )
+    p1, p2 = (ks / n)[:, None], ks_null / n_null
+    low = _newcombe_low(p1, wilson[:, :1], p2, wilson_null[:, 1])
     above = (low > 0) @ stats.binom.pmf(ks_null, n_null, null_rate)  # P(above | k flagged)
 
     def short(d: float) -> float:  # how far the rule's power at d falls short of ``power``
