@@ -110,3 +110,21 @@ def test_a_chapter_must_open_on_its_answer(tmp_path):
         ("_executed/empty.html", "empty answer"),
         ("_executed/none.html", "no answer box"),
     }
+
+
+def test_a_layout_problem_is_reported_and_the_book_kept(tmp_path, capsys):
+    """An answer below the first screen does not fail a build of hours: it is printed and
+    listed in ``_build/layout-problems.txt``; any other problem still fails the build; a clean
+    rebuild removes the list."""
+    from srlib.book.htmlcheck import Problem
+    from srlib.book.runner import _layout_said
+
+    html = tmp_path / "_build" / "html"
+    html.mkdir(parents=True)
+    low = Problem("_executed/04.html", "answer below the first screen", "it ends 808 px down")
+    broken = Problem("_executed/05.html", "image not shown", "x.png")
+    assert _layout_said(html, [low, broken]) == [broken]
+    report = tmp_path / "_build" / "layout-problems.txt"
+    assert report.read_text() == f"{low}\n"
+    assert "LAYOUT PROBLEM (the book is kept)" in capsys.readouterr().out
+    assert _layout_said(html, []) == [] and not report.exists()

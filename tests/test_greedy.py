@@ -142,3 +142,43 @@ def test_the_cache_that_grows_in_place_holds_what_the_copying_one_holds():
             roomy.reorder_cache(keep)
             rows = 3
     assert roomy.get_seq_length() > 7 + 2  # it outgrew the prefill's buffer and its room
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda layer: layer.crop(-1),
+        lambda layer: layer.reset(),
+        lambda layer: layer.batch_select_indices(torch_tensor([2, 0])),
+        lambda layer: layer.batch_repeat_interleave(2),
+    ],
+    ids=["crop", "reset", "batch_select_indices", "batch_repeat_interleave"],
+)
+def test_the_in_place_layer_is_a_drop_in_for_the_methods_it_inherits(change):
+    """After an inherited method changes the keys and values, the next position lands where
+    ``DynamicLayer`` puts it: three positions, ``crop(-1)``, one more is ``[0, 1, 9]``, not the
+    dropped position brought back from the buffer."""
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    from srlib.models.kvcache import RoomyLayer
+
+    plain, roomy = DynamicLayer(), RoomyLayer(room=4)
+    position = lambda k, rows=3: torch.full((rows, 1, 1, 2), float(k))  # noqa: E731
+    for k in range(3):
+        plain.update(position(k), position(k))
+        roomy.update(position(k), position(k))
+    change(plain)
+    change(roomy)
+    rows = 3 if plain.keys is None else plain.keys.shape[0]
+    last = position(9, rows)
+    expected, got = plain.update(last, last), roomy.update(last, last)
+    for a, b in zip(expected, got, strict=True):
+        assert a.shape == b.shape and torch.equal(a, b), (a[0, 0, :, 0], b[0, 0, :, 0])
+    assert roomy.get_seq_length() == plain.get_seq_length()
+
+
+def torch_tensor(values):
+    import torch
+
+    return torch.tensor(values)

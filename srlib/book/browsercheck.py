@@ -17,6 +17,11 @@ from srlib.errors import SrlibError
 FIRST_SCREEN = {"width": 1280, "height": 800}
 """What a reader sees before scrolling, on a laptop: a chapter's answer must fit in it."""
 
+LAYOUT = frozenset({"answer below the first screen"})
+"""The kinds of problem that are layout, not content: ``srlib.book.runner.build`` reports them
+and keeps the book (its pages are whole; the answer sits lower than it should), where any other
+problem fails the build."""
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 _SETTLE = r"""async () => {

@@ -276,6 +276,23 @@ def _browser_check(html: Path) -> list:
     return problems
 
 
+def _layout_said(html: Path, problems: list) -> list:
+    """The problems that fail the build: the layout ones (``browsercheck.LAYOUT``) are printed
+    and written to ``_build/layout-problems.txt`` instead, so a build of hours whose pages are
+    whole is kept; ``srlib book`` says so again at its end. The file is removed when none."""
+    from srlib.book.browsercheck import LAYOUT
+
+    layout = [p for p in problems if p.kind in LAYOUT]
+    report = html.parent / "layout-problems.txt"
+    report.unlink(missing_ok=True)
+    if layout:
+        report.write_text("".join(f"{p}\n" for p in layout), encoding="utf-8")
+        for problem in layout:
+            print(f"[book] LAYOUT PROBLEM (the book is kept): {problem}", flush=True)
+        print(f"[book] {len(layout)} layout problem(s), listed in {report}", flush=True)
+    return [p for p in problems if p.kind not in LAYOUT]
+
+
 def _absent(run: Run, runs: list[Run]) -> set[str]:
     """The runs ``run`` comes after that are not being executed (``only``): already there."""
     return set(run.after) - {r.notebook.stem for r in runs}
@@ -349,7 +366,8 @@ def build(root: Path = ROOT, browser: bool = True) -> Path:
     """Compile the executed notebooks into HTML with Jupyter Book (warnings are errors), then
     check the HTML as a reader meets it (``srlib.book.htmlcheck``) and, with ``browser`` and a
     Chromium installed, in a real browser with a screenshot per page
-    (``srlib.book.browsercheck``, into ``_build/screenshots``): a broken page is an error."""
+    (``srlib.book.browsercheck``, into ``_build/screenshots``): a broken page is an error; a
+    layout problem (``browsercheck.LAYOUT``) is reported and the book kept (``_layout_said``)."""
     exe = Path(sys.executable).with_name("jupyter-book")
     if not exe.is_file():
         raise FileNotFoundError(
@@ -366,7 +384,7 @@ def build(root: Path = ROOT, browser: bool = True) -> Path:
         raise RuntimeError(f"jupyter-book finished but {index} is missing")
     problems = check_html(index.parent)
     if browser and not problems:
-        problems = _browser_check(index.parent)
+        problems = _layout_said(index.parent, _browser_check(index.parent))
     if problems:
         listed = "; ".join(map(str, problems[:10]))
         raise BuildFailed(f"the built book has {len(problems)} problem(s): {listed}")

@@ -36,7 +36,11 @@ def _book(args: argparse.Namespace) -> int:
     print(f"[book] {numerics.said()}")  # the kernels every chapter computes with
     book.execute(quick=args.quick, only=args.only, force=args.force, jobs=args.jobs)
     if not args.no_build:
-        print(f"[book] built {book.build()}")
+        index = book.build()
+        print(f"[book] built {index}")
+        layout = index.parent.parent / "layout-problems.txt"
+        if layout.is_file():  # said last, where a reader of the log looks
+            print(f"[book] the book is kept, with layout problems: {layout}")
     if args.record_digests:
         from srlib.book.digests import load, record_locked
 

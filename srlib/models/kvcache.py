@@ -12,12 +12,18 @@ class RoomyLayer(DynamicLayer):
     copying the whole cache (``torch.cat``, a fifth of decoding a small model on a CPU). It
     hands attention a view of the filled positions: the same values and shape as the plain
     layer's, so the same numbers (``tests/test_greedy.py`` checks the continuations against
-    ``generate``'s). Outgrown, it moves to a buffer with as much room again."""
+    ``generate``'s). Outgrown, it moves to a buffer with as much room again.
+
+    A drop-in layer: a method it inherits (``crop``, ``reset``, ``batch_select_indices``,
+    ``batch_repeat_interleave``, ``offload``) replaces ``keys`` and ``values`` with other
+    tensors, and the next ``update`` adopts those as the filled positions (``_adopt``), so no
+    position such a method dropped comes back."""
 
     def __init__(self, room: int) -> None:
         super().__init__()
         self.room, self.filled = max(1, room), 0
         self.buffers: tuple | None = None
+        self._handed: tuple | None = None  # the views ``update`` last handed out
 
     def update(self, key_states, value_states, *args, **kwargs):
         """Write the new positions after the filled ones; the filled keys and values."""
@@ -25,6 +31,7 @@ class RoomyLayer(DynamicLayer):
 
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
+        self._adopt()
         new = key_states.shape[-2]
         if self.buffers is None or self.filled + new > self.buffers[0].shape[-2]:
             size = self.filled + new + self.room
@@ -44,6 +51,19 @@ class RoomyLayer(DynamicLayer):
 
     def _view(self) -> None:
         self.keys, self.values = (b[..., : self.filled, :] for b in self.buffers)
+        self._handed = (self.keys, self.values)
+
+    def _adopt(self) -> None:
+        """Where another method replaced ``keys`` or ``values`` since the last ``update``, take
+        them as the filled positions (their buffer has no room: the next write grows it)."""
+        if self._handed is not None and all(
+            a is b for a, b in zip(self._handed, (self.keys, self.values), strict=True)
+        ):
+            return
+        empty = self.keys is None or self.keys.numel() == 0
+        self.buffers = None if empty else (self.keys, self.values)
+        self.filled = 0 if empty else self.keys.shape[-2]
+        self._handed = None
 
     def reorder_cache(self, beam_idx) -> None:
         """Keep the rows ``beam_idx`` (the rows still generating), in that order."""
