@@ -78,6 +78,30 @@ def test_headline_is_what_the_tagged_cells_printed(tmp_path):
     assert "computes it" in write_headline(tmp_path, [b]).read_text()
 
 
+def test_a_headline_cell_that_only_glues_its_answer_gives_the_answer(tmp_path):
+    """A tagged cell that prints nothing and glues the chapter's answer (``glue_answer``, as
+    chapter 07's does) gives that answer, its Markdown kept, naming its chapter."""
+    from IPython.display import Markdown
+    from myst_nb.ext.glue import GLUE_PREFIX
+
+    (tmp_path / "book").mkdir()
+    path = executed(tmp_path / "07-duplication-impact.ipynb", {}, "")
+    nb = nbformat.read(path, as_version=4)
+    bundle = {GLUE_PREFIX + "text/markdown": Markdown("A random split **overstates** F1.").data}
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={**bundle, GLUE_PREFIX + "text/plain": "<Markdown>"},
+            metadata={"scrapbook": {"name": "answer", "mime_prefix": GLUE_PREFIX}},
+        )
+    ]
+    nbformat.write(nb, path)
+    text = write_headline(tmp_path, [path]).read_text()
+    assert text.startswith(
+        "A random split **overstates** F1. (from {doc}`_executed/07-duplication-impact`)"
+    )
+
+
 def test_a_headline_figure_is_written_beside_the_sentences_with_its_alt_text(tmp_path):
     import base64
 

@@ -164,6 +164,21 @@ def test_book_builds_with_benchmarks_table_and_figure(quick_book):
 
 
 @pytest.mark.notebook
+def test_the_landing_page_carries_each_studys_answer_from_every_chapter_it_names(quick_book):
+    """The quick book's ``headline.md`` holds a paragraph from every chapter the landing page
+    names (``book/intro.md``), the duplication study's answer among them, in words."""
+    import re
+
+    root, _, _, _ = quick_book
+    headline = (root / "book" / "headline.md").read_text()
+    named = set(re.findall(r"_executed/([\w-]+)", (root / "book" / "intro.md").read_text()))
+    assert "07-duplication-impact" in named and "04-detection" in named
+    for chapter in named:
+        said = [p for p in headline.split("\n\n") if f"_executed/{chapter}`)" in p]
+        assert said and len(said[0].split()) > 8, f"no answer from {chapter} in {headline}"
+
+
+@pytest.mark.notebook
 def test_built_book_has_no_broken_link_image_or_error_output(quick_book):
     from srlib.book.htmlcheck import check_html
 

@@ -1,7 +1,8 @@
 """The pages every build writes from what was actually run: the reproducibility appendix
 (the commit, the versions of the packages that matter, the machine, each chapter's
 parameters as papermill injected them and its execution time, the cache's size) and the
-landing page's headline (the printed output of the cells tagged ``headline``)."""
+landing page's headline (what the cells tagged ``headline`` printed or glued as the chapter's
+answer)."""
 
 from __future__ import annotations
 
@@ -281,11 +282,27 @@ def _markdown(text: str) -> str:
     return text
 
 
+def _glued_answer(outputs: list[dict]) -> str | None:
+    """The chapter's answer a cell glued (``srlib.book.answer.glue_answer``: MyST-NB's
+    ``glue`` under ``answer.KEY``, as Markdown), or None."""
+    from srlib.book.answer import KEY
+
+    for o in outputs:
+        if o.get("metadata", {}).get("scrapbook", {}).get("name") == KEY:
+            data = o.get("data", {})
+            text = next((v for k, v in data.items() if k.endswith("text/markdown")), None)
+            if text:
+                return "".join(text).strip()
+    return None
+
+
 def write_headline(root: Path, executed: list[Path]) -> Path:
     """Write ``book/headline.md``: what the cells tagged ``headline`` printed, chapter by
-    chapter, as prose (the first line a paragraph, each further one a bullet), and the
-    figures they drew (written beside it as ``headline-<chapter>-<k>.png``), or a line saying
-    which chapter provides it when none has run."""
+    chapter, as prose (the first line a paragraph, each further one a bullet) — or, for a
+    tagged cell that prints nothing, the answer it glued (``_glued_answer``), as a paragraph —
+    each paragraph naming its chapter, and the figures they drew (written beside it as
+    ``headline-<chapter>-<k>.png``), or a line saying which chapter provides it when none has
+    run."""
     book = root / "book"
     for old in book.glob("headline-*.png"):
         old.unlink()
@@ -302,6 +319,9 @@ def write_headline(root: Path, executed: list[Path]) -> Path:
                 if o.get("output_type") == "stream" and o.get("name") == "stdout"
             )
             lines = [line.strip() for line in text.splitlines() if line.strip()]
+            glued = _glued_answer(outputs)
+            if not lines and glued:  # the cell's answer, already Markdown: not escaped
+                parts += [f"{glued} (from {{doc}}`_executed/{path.stem}`)", ""]
             if lines:
                 lead, rest = lines[0], lines[1:]
                 parts += [f"{_markdown(lead)} (from {{doc}}`_executed/{path.stem}`)", ""]

@@ -2,7 +2,8 @@
 (``drops.step_table``, ``drops.against_reference``, ``drops.net_differences``, with
 ``p (Holm)`` and ``family-wise`` from ``drops.family``): memorisation (``drops.duplicate_gain``)
 and the net drops, the study's ordering beside the references', grouped inflation random →
-file → repository, the landing page's sentence and the closing paragraph. A finding is
+file → repository, the chapter's answer (``headline``: glued into the chapter's box, which the
+landing page shows through ``srlib.book.appendix.write_headline``) and the closing paragraph. A finding is
 stated only where its family-wise test says so; otherwise the sentence says there is no
 evidence — a result. What a sentence reads outside the family (the study's own raw reading,
 the relative drop beside the study's, the rule's drop, the pool's change, the learning
@@ -162,7 +163,7 @@ def inflation(steps: pd.DataFrame) -> list[str]:
 
 
 def headline(steps: pd.DataFrame, step: str = "mixed → repository") -> str:
-    """The landing page's sentence: how much a random split overstates what each trained
+    """The chapter's answer, which the landing page also shows: how much a random split overstates what each trained
     detector scores on repositories it has never seen, with its interval."""
     rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
     if not rows:
