@@ -3,8 +3,8 @@
 ``p (Holm)`` and ``family-wise`` from ``drops.family``): memorisation (``drops.duplicate_gain``)
 and the net drops, the study's ordering beside the references', grouped inflation random →
 file → repository, the chapter's answer (``headline``: glued into the chapter's box, which the
-landing page shows through ``srlib.book.appendix.write_headline``) and the closing paragraph. A finding is
-stated only where its family-wise test says so; otherwise the sentence says there is no
+landing page shows through ``srlib.book.appendix.write_headline``) and the closing paragraph.
+A finding is stated only where its family-wise test says so; otherwise the sentence says there is no
 evidence — a result. What a sentence reads outside the family (the study's own raw reading,
 the relative drop beside the study's, the rule's drop, the pool's change, the learning
 curve) is said to be descriptive."""
@@ -163,8 +163,9 @@ def inflation(steps: pd.DataFrame) -> list[str]:
 
 
 def headline(steps: pd.DataFrame, step: str = "mixed → repository") -> str:
-    """The chapter's answer, which the landing page also shows: how much a random split overstates what each trained
-    detector scores on repositories it has never seen, with its interval."""
+    """The chapter's answer, which the landing page also shows: how much a random split
+    overstates what each trained detector scores on repositories it has never seen, with its
+    interval."""
     rows = [(m, r) for (m, s), r in _trained(steps).iterrows() if s == step]
     if not rows:
         return f"The duplication study has no trained detector with a {step} step in this run."
