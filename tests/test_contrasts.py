@@ -357,3 +357,22 @@ def test_ranking_and_low_fpr_arms_read_margins_and_their_own_rate():
     assert table.loc["auc", "a_value"] > 0.8 and 0.4 < table.loc["auc", "b_value"] < 0.6
     assert table.loc["auc", "low"] > 0 and table.loc["1%", "low"] > 0
     assert table.loc["1%", "b"] == "PPL (calibrated, 1% FPR)"
+
+
+def test_a_collapsed_bootstrap_gets_no_verdict_in_every_answer_box():
+    """Every resample gives the same nonzero difference (a perfect rule against a baseline that
+    flags everything): no p of 0, no "better" with 0.00 detectable — ``NO_VERDICT`` in the
+    table, and in the detection chapter's box and the real-model chapter's sentences alike."""
+    from srlib.detection.answer import claim_answer
+    from srlib.realmodel.answer import detectable_sentences
+    from srlib.stats.significance import NO_VERDICT
+
+    long = long_table(Y, {"SR gray": Y}, {"PPL": np.ones(200)})
+    family = replace(SR_VS_PPL, role="discrimination")
+    table = contrast_table({"seed 0": (long, calibration("PPL", np.zeros(40)))}, [family])
+    row = table.iloc[0]
+    assert row.low == row.high == row.difference != 0
+    assert np.isnan(row.p) and np.isnan(row.detectable) and row.family_verdict == NO_VERDICT
+    said = " ".join(claim_answer(table))
+    assert "better" not in said and NO_VERDICT in said
+    assert all(NO_VERDICT in s and "detectable" not in s for s in detectable_sentences(table))

@@ -16,6 +16,7 @@ import pandas as pd
 from srlib.detection.declared import CHOSEN_ON, DESIGN, Planned
 from srlib.detection.verdicts import paper_point, pooled_rows, seed_numbers, short
 from srlib.stats.pooling import power, seeds_needed
+from srlib.stats.significance import NO_VERDICT
 from srlib.stats.verdicts import direction
 
 RATE_ROLE = "transport"
@@ -51,7 +52,9 @@ def _named(row) -> str:
 
 def _decided(rows: pd.DataFrame) -> list:
     """The rows whose family verdict decided something (not "inconclusive")."""
-    return [r for r in rows.itertuples() if r.family_verdict not in ("", "inconclusive")]
+    return [
+        r for r in rows.itertuples() if r.family_verdict not in ("", "inconclusive", NO_VERDICT)
+    ]
 
 
 def _ranking(table: pd.DataFrame) -> str | None:
@@ -106,13 +109,15 @@ def _paper(table: pd.DataFrame) -> str | None:
 
 
 def undecided(table: pd.DataFrame) -> str | None:
-    """The confirmatory contrasts that stayed inconclusive, named, each with the stated power
-    its design had for the named effect and the seeds 80% would need (``power_sentence`` says
-    more), or why no pooled test was made."""
+    """The confirmatory contrasts that stayed inconclusive or got no verdict, named, each
+    inconclusive one with the stated power its design had for the named effect and the seeds
+    80% would need (``power_sentence`` says more), or why no pooled test was made."""
     rows = pooled_rows(table[table.role.isin(("discrimination", "transport"))])
     plans = {p.contrast: p for p in DESIGN}
     said = []
     for r in rows.itertuples():
+        if r.family_verdict == NO_VERDICT:
+            said.append(f"{short(r.a)} {r.metric.upper()} ({NO_VERDICT}: no spread to test)")
         if r.family_verdict != "inconclusive":
             continue
         plan, k = plans.get(r.contrast), int(getattr(r, "seeds", 1) or 1)

@@ -56,7 +56,14 @@ from srlib.detection.verdicts import POOLED
 from srlib.stats.metrics import RANKING, count_metric
 from srlib.stats.pooling import pool, problem_variance
 from srlib.stats.resample import ProblemResampler
-from srlib.stats.significance import bootstrap_p, detectable, equivalence_p, holm
+from srlib.stats.significance import (
+    NO_VERDICT,
+    bootstrap_p,
+    detectable,
+    equivalence_p,
+    holm,
+    testable,
+)
 from srlib.stats.verdicts import difference
 
 
@@ -286,6 +293,8 @@ def _percentile(point, resampled, gain: float, level: float, margin: float, m: i
     against the paper's ``gain`` where it has one)."""
     low, high = _interval(np.array([[point]]), resampled.reshape(-1, 1, 1), level)
     se = float(resampled.std())
+    if not testable(se):  # a collapsed bootstrap: no test (``testable``)
+        return {**_NO_TEST, "low": low, "high": high, "interval": "percentile", "se": se}
     return {
         **_NO_TEST,
         "low": low,
@@ -305,6 +314,8 @@ def _pooled(point, each_seed, draws, gain: float, level: float, margin: float, m
     paper's ``gain`` where it has one)."""
     pooled = pool(point, np.array(each_seed), problem_variance(np.array(draws)))
     low, high = pooled.interval(level)
+    if not testable(pooled.se):  # every seed and resample the same: no test (``testable``)
+        return {**_NO_TEST, "low": low, "high": high, "interval": "t", "se": pooled.se}
     return {
         "low": low,
         "high": high,
@@ -343,10 +354,14 @@ def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     part — for a difference and for equivalence within the margin — and the family-wise
     verdict they give: "better" or "worse" where the difference is significant, else
     "equivalent" where equivalence is, else "inconclusive" (no evidence either way: not "no
-    difference"). Secondary contrasts: their own intervals only."""
+    difference"). A family's contrast with a difference but no test (``testable``) gets
+    ``NO_VERDICT`` and is left out of the family's Holm step. Secondary contrasts: their own
+    intervals only."""
     table["p_holm"] = np.nan
     table["p_equivalent_holm"] = np.nan
     table["family_verdict"] = ""
+    untested = table.role.isin(FAMILIES) & table.p.isna() & table.difference.notna()
+    table.loc[untested & (table.interval != "simultaneous"), "family_verdict"] = NO_VERDICT
     family = table[table.role.isin(FAMILIES) & table.p.notna()]
     for _, g in family.groupby(["role", "part"], sort=False):
         adjusted = holm(g.p.to_numpy())

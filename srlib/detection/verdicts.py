@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from srlib.detection.declared import CHOSEN_ON, PAPER_GAIN, QUESTIONS
+from srlib.stats.significance import NO_VERDICT
 from srlib.stats.verdicts import direction
 
 POOLED = "pooled"
@@ -88,6 +89,7 @@ def _phrase(verdict: str) -> str:
     """A verdict as the words between a rule and the baselines it names."""
     said = {"better": "is better than", "worse": "is worse than", "equivalent": "is equivalent to"}
     said["no evidence"] = "shows no evidence of a difference from"
+    said[NO_VERDICT] = "has no verdict (no spread to test) against"
     return said.get(verdict, f"is {verdict} against")
 
 

@@ -9,6 +9,7 @@ import math
 import pandas as pd
 
 from srlib.detection.verdicts import pooled_rows, short
+from srlib.stats.significance import NO_VERDICT
 from srlib.stats.verdicts import direction
 
 RULE = "gray"  # the audit's decision read in words: SR's gray-box rule
@@ -68,11 +69,11 @@ def detectable_sentences(claims: pd.DataFrame) -> list[str]:
     for r in rows.itertuples():
         seeds = int(getattr(r, "seeds", 1) or 1)
         runs = f"{seeds} seeds" if seeds > 1 else "one training run (no seed-to-seed spread)"
-        if r.low == r.high:
+        if r.family_verdict == NO_VERDICT:
             out.append(
                 f"{short(r.a)} against the mean of the baselines ({r.metric.upper()}): "
                 f"{r.difference:+.2f}, the same in every resample of its {r.n} problems: too few "
-                "for an interval, no verdict."
+                f"for an interval, {NO_VERDICT}."
             )
             continue
         out.append(
@@ -151,8 +152,8 @@ def box(summary: pd.DataFrame, tables: dict, claims: pd.DataFrame, rule: str = R
         out.append(
             "Against the baselines' mean: "
             + "; ".join(
-                f"{r.metric.upper()} {r.difference:+.2f}, {r.family_verdict} "
-                f"({r.detectable:.2f} detectable)"
+                f"{r.metric.upper()} {r.difference:+.2f}, {r.family_verdict}"
+                + ("" if r.family_verdict == NO_VERDICT else f" ({r.detectable:.2f} detectable)")
                 for r in family.itertuples()
             )
             + "."

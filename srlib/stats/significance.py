@@ -8,6 +8,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+NO_VERDICT = "no verdict"
+"""The family verdict of a contrast that ``testable`` refuses: said as such in every answer box,
+never as "better", "worse", "equivalent" or "inconclusive"."""
+
+
+def testable(se: float) -> bool:
+    """Whether a difference can be tested at all: its estimate must vary under resampling
+    (``se`` > 0 and finite). A collapsed bootstrap — every resample giving the same difference,
+    as with a handful of problems that all agree — gives a p of 0 and an interval of one point,
+    which would decide on nothing; such a row gets ``NO_VERDICT`` and no detectable
+    difference, wherever it is read (``srlib.detection.contrasts``)."""
+    return bool(np.isfinite(se) and se > 0)
+
 
 def bootstrap_p(differences: np.ndarray) -> float:
     """Two-sided bootstrap p-value of a difference from its resampled values: twice the
