@@ -143,7 +143,39 @@ def test_the_lock_pins_every_dependency_within_pyproject_and_environment_yml_rea
     lines = (ROOT / "requirements.lock").read_text().splitlines()
     pins = [i for i, line in enumerate(lines) if line[:1].isalnum()]
     assert pins and all("--hash=sha256:" in lines[i + 1] for i in pins)  # every file hashed
-    assert "-r requirements.lock" in (ROOT / "environment.yml").read_text()
+
+
+def test_environment_yml_installs_what_make_install_installs(tmp_path):
+    """conda's file makes the interpreter only and says to run ``make install`` into it: the
+    pip steps, in order, into that environment's Python — torch from its pin and the hashed
+    lock both without dependencies (with them, hash-checking refuses the locked packages that
+    require torch, which the lock leaves out), then the project."""
+    import subprocess
+
+    import yaml
+
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert not [d for d in env["dependencies"] if isinstance(d, dict)]  # no pip section
+    assert 'make install VENV="$CONDA_PREFIX"' in (ROOT / "environment.yml").read_text()
+    prefix = tmp_path / "conda-env"
+    steps = subprocess.run(
+        ["make", "-n", "-B", "install", f"VENV={prefix}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    installs = [line for line in steps.splitlines() if " install " in line]
+    python = f"{prefix}/bin/python"
+    assert all(python in line for line in installs), installs
+    torch, lock, project = (
+        next(i for i, line in enumerate(installs) if what in line)
+        for what in ("torch==", "-r requirements.lock", "-e .")
+    )
+    assert torch < lock < project
+    for i in (torch, lock, project):
+        assert "--no-deps" in installs[i], installs[i]
+    assert "--require-hashes" in installs[lock]
 
 
 TESTBED_ROOMS = {
