@@ -48,6 +48,7 @@ def equal_family(
     model_sd: float = 0.2,
     ease_sd: float = 0.5,
     signal: dict[str, float] | None = None,
+    shared_split: bool = False,
 ):
     """SR gray, SR black and the six baselines of equal strength in expectation, as parts
     (``operating.from_arrays``) of the book's design (seeds × problems): each seed's models
@@ -56,7 +57,9 @@ def equal_family(
     an effect of its own on each detector in every seed (``ease_sd``: shared by the seeds).
     A rule flags where its score (its margin + 1) is above 1. The true difference of every
     pair is zero unless ``signal`` gives a detector another mean separation than 1 (its AUC
-    is then ``auc_of(signal)``)."""
+    is then ``auc_of(signal)``). With ``shared_split`` every seed leaks the same half, so a
+    problem's effects weigh on every seed's difference alike: the problems' share of the
+    pooled variance grows towards the build's (``declared.DESIGN``'s gray rows: about 60%)."""
     import numpy as np
 
     from srlib.detection.operating import from_arrays
@@ -66,8 +69,9 @@ def equal_family(
     ids = np.array([f"p{i}" for i in range(n)])
     ease = {d: ease_sd * rng.standard_normal(n) for d in names}
     parts = {}
+    split = rng.random(n) < 0.5 if shared_split else None
     for s in range(seeds):
-        y = rng.random(n) < 0.5
+        y = split if shared_split else rng.random(n) < 0.5
         scores, null = {}, {}
         for d in names:
             strength = signal.get(d, 1.0) + model_sd * rng.standard_normal()

@@ -179,6 +179,23 @@ def test_the_landing_page_carries_each_studys_answer_from_every_chapter_it_names
 
 
 @pytest.mark.notebook
+def test_the_longest_answer_the_code_can_write_fits_the_first_screen_with_room(quick_book):
+    """The detection chapter's page as built, its answer replaced by the longest box
+    ``claim_answer`` can write (``test_claim_headline.longest_answer``): the box ends
+    ``ROOM`` pixels above the foot of the first screen, whatever a CPU class's digits."""
+    from test_claim_headline import longest_answer
+
+    from srlib.book.browsercheck import FIRST_SCREEN, ROOM, answer_bottom, find_browser
+
+    if find_browser() is None:
+        pytest.skip("no Chromium installed (.ci/run installs Debian's)")
+    root, _, _, _ = quick_book
+    page = root / "_build" / "html" / "book" / "_executed" / "04-detection.html"
+    bottom = answer_bottom(page, longest_answer())
+    assert bottom <= FIRST_SCREEN["height"] - ROOM, bottom
+
+
+@pytest.mark.notebook
 def test_built_book_has_no_broken_link_image_or_error_output(quick_book):
     from srlib.book.htmlcheck import check_html
 

@@ -128,3 +128,22 @@ def test_a_layout_problem_is_reported_and_the_book_kept(tmp_path, capsys):
     assert report.read_text() == f"{low}\n"
     assert "LAYOUT PROBLEM (the book is kept)" in capsys.readouterr().out
     assert _layout_said(html, []) == [] and not report.exists()
+
+
+def test_a_layout_is_measured_with_another_answer_in_the_box(tmp_path):
+    """``answer_bottom`` puts the given answer (its ``**bold**`` as bold, its markup escaped)
+    in place of the page's and says where the box then ends: lower for a longer answer."""
+    import pytest
+
+    from srlib.book.browsercheck import answer_bottom, find_browser
+
+    if find_browser() is None:
+        pytest.skip("no Chromium installed (.ci/run installs Debian's)")
+    page = tmp_path / "chapter.html"
+    page.write_text(
+        '<html><body><h1>Title</h1><div class="admonition answer"><p>The answer</p>'
+        "<p>Short.</p></div></body></html>"
+    )
+    short = answer_bottom(page, "**Short**.")
+    long = answer_bottom(page, "**A much longer answer** <b>" + "word " * 400)
+    assert 0 < short < long

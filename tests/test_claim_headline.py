@@ -118,9 +118,10 @@ def test_a_pool_of_seeds_no_family_was_chosen_on_is_confirmatory():
 
 
 def test_the_answer_box_leads_with_what_was_decided():
-    """Flag rates first, then the blind premise, the ranking (the family's decided verdicts
-    and the exploratory AUCs on one side of zero), transport, the paper's gain at this book's
-    points; the undecided contrasts last, each with its power and the seeds it would need."""
+    """Flag rates first, then the blind premise, the ranking (the family's decided verdicts;
+    the exploratory AUCs on one side of zero only where a cell prints it), transport, the
+    paper's gain at this book's points; the undecided contrasts last, each with its expected
+    power."""
     from srlib.detection.answer import claim_answer
 
     family = _claims(
@@ -155,15 +156,63 @@ def test_the_answer_box_leads_with_what_was_decided():
     assert "do not tell originals from variants beyond chance (AUC" in quiet
     assert said[2] == (
         "**Ranking leaked problems**: SR black − mean of 2 baselines -0.04 [-0.06, -0.02]"
-        " AUC, worse; SR gray ranks leaked problems worse than Min-K%++ (-0.12 [-0.15, -0.09])"
-        " (exploratory, each interval unadjusted: rule − score)."
+        " AUC, worse."
     )
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
     assert said[4] == (
         "**The paper's F1 gain, at this book's matched points**: SR gray (paper +22): +2.0"
         " [+1.0, +3.0] transport (smaller but positive)."
     )
-    assert said[5].startswith("**Undecided**: SR gray AUC (power")
-    assert "for 0.05;" in said[5] and "for 80%)" in said[5]
+    assert said[5].startswith("**Undecided**: SR gray AUC (expected power")
+    assert said[5].endswith("% for 0.05).")
     assert len(said) == 6 and sum(s.count("inconclusive") for s in said) == 0
-    assert claim_answer(claims, markdown=False)[0].startswith("What SR flags: SR gray")
+    printed = claim_answer(claims, markdown=False, exploratory=True)
+    assert printed[0].startswith("What SR flags: SR gray")
+    assert printed[2] == (
+        "Exploratory rankings: SR gray ranks leaked problems worse than Min-K%++"
+        " (-0.12 [-0.15, -0.09]) (exploratory, each interval unadjusted: rule − score)."
+    )
+
+
+def longest_answer() -> str:
+    """The longest answer box ``claim_answer`` can write for the book's declared contrasts:
+    every confirmatory contrast in each of its three states (decided with the longest verdict,
+    inconclusive with its power, no verdict), every number at its widest, both rules' flag
+    rates, the blind premise undecided, the paper's gain with a verdict per point."""
+    import itertools
+
+    from srlib.book.answer import answer_text
+    from srlib.detection.answer import claim_answer
+    from srlib.detection.declared import DESIGN
+
+    wide = {"difference": -0.999, "low": -0.999, "high": 0.999, "seeds": 4, "part": "pooled"}
+    premise = {"auc": 0.5, "flag_rate": 1.0, "chance": 1.0, "p_above_chance": 1.0}
+    paper = [
+        {"contrast": f"{rule} − mean of {n} baselines (F1, {point})", "role": "paper",
+         "a": rule, "metric": "f1", "paper_gain": 0.2152, **wide,
+         "family_verdict": verdict}
+        for rule, n in (("SR gray", 4), ("SR black", 2))
+        for point, verdict in (("held-out", "smaller but positive"),
+                               ("transport", "not reproduced here"))
+    ]  # fmt: skip
+    longest = ""
+    for states in itertools.product(("equivalent", "inconclusive", "no verdict"), repeat=4):
+        rows = [
+            {"contrast": plan.contrast, "a": plan.contrast.split(" − ")[0],
+             "role": "transport" if "transport" in plan.contrast else "discrimination",
+             "metric": "mcc" if "MCC" in plan.contrast else "auc", "family_verdict": state,
+             "problem_se": 0.9, "seed_sd": 0.9, "a_held_out_rate": 1.0, "a_leaked_rate": 1.0,
+             **wide}
+            for plan, state in zip(DESIGN, states, strict=True)
+        ]  # fmt: skip
+        said = answer_text(*claim_answer(pd.DataFrame(rows + paper), premise=premise))
+        longest = max(longest, said, key=len)
+    return longest
+
+
+def test_the_longest_answer_box_names_every_part_once():
+    """The box's length has a bound: the exploratory rankings stay out of it, and the longest
+    box the code can write holds each part once."""
+    said = longest_answer()
+    assert said.count("**What SR flags**") == 1 and "Exploratory" not in said
+    assert said.count("**Undecided**") <= 1 and len(said.split()) < 160, said

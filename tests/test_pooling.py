@@ -78,41 +78,70 @@ def test_equal_discrimination_with_different_shifts_is_no_difference_where_it_is
         assert t.low <= 0 <= t.high
 
 
-def books_design_trials(trials: int = 300) -> dict:
+REGIMES = {
+    "seeds apart": {"model_sd": 0.38},
+    "problems shared": {"model_sd": 0.07, "shared_split": True},
+}
+"""The two regimes the family-wise error is checked in: the seeds' own spread dominating (an
+MCC difference's per-seed SD above 0.1, several times the build's), and the build's (about 60%
+of the gray rows' pooled variance shared by the problems, as in ``declared.DESIGN``)."""
+
+
+def books_design_trials(regime: str, trials: int = 500) -> dict:
     """The simulation of the test below (run in the suite's own process, on its core, while the
-    quick book's process builds the chapters on the other): the median per-seed spread, the
+    quick book's process builds the chapters on the other) in one of ``REGIMES``: the median
+    per-seed spread, the problems' median share of the gray AUC row's pooled variance, the
     share of intervals that hold zero and, per family, the trials with a family-wise "better"
     or "worse"."""
-    rng = np.random.default_rng(54)
+    rng = np.random.default_rng(54 if regime == "seeds apart" else 55)
     families = ("discrimination", "transport")
     declared = [c for c in declared_contrasts() if c.role in families]
-    covered, wrong, spread = [], dict.fromkeys(families, 0), []
+    covered, wrong, spread, shared = [], dict.fromkeys(families, 0), [], []
     for t in range(trials):
-        parts = equal_family(rng, SEEDS, PROBLEMS, model_sd=0.38)
+        parts = equal_family(rng, SEEDS, PROBLEMS, **REGIMES[regime])
         found = contrast_parts(parts, declared, each=False, n_boot=40, seed=t)
         covered += list((found.low <= 0) & (found.high >= 0))
         for role in families:
             own = found[found.role == role]
             wrong[role] += bool(own.family_verdict.isin(["better", "worse"]).any())
         spread += list(found.seed_sd[found.metric == "mcc"])
+        gray = found[(found.role == "discrimination") & (found.a == "SR gray")].iloc[0]
+        shared.append(gray.problem_se**2 / (gray.problem_se**2 + gray.seed_sd**2 / SEEDS))
     return {"spread": float(np.median(spread)), "covered": float(np.mean(covered)),
-            "wrong": wrong, "trials": trials}  # fmt: skip
+            "shared": float(np.median(shared)), "wrong": wrong, "trials": trials}  # fmt: skip
 
 
-def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_error():
-    """300 simulated testbeds of the book's seeds × 664 problems, both declared families
-    (each rule against the mean of its baselines: AUC, and MCC at the null point) on equal
-    detectors, the per-seed spread of an MCC difference above 0.1 (larger than the build's
-    own: the chapter prints it). Coverage of each 95% interval within 0.93–0.99, and each
-    family's Holm family-wise error (better *or* worse anywhere in it) consistent with 5%:
-    no more trials than a 5% procedure exceeds in 2.5% of runs (``nominal``).
-    Power of the check: a procedure at twice the nominal error (10%) passes with probability
-    P(Bin(200, 0.1) ≤ 10) ≈ 1%; one that covers 90% passes about as rarely."""
-    found = books_design_trials()
-    assert found["spread"] >= 0.1, found  # the build's own spread of these is several times smaller
+@pytest.mark.parametrize("regime", list(REGIMES))
+def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_error(regime):
+    """500 simulated testbeds of the book's seeds × 664 problems per regime (``REGIMES``), both
+    declared families (each rule against the mean of its baselines: AUC, and MCC at the null
+    point) on equal detectors. Coverage of each 95% interval within 0.93–0.99, and the
+    family-wise error (better *or* worse anywhere in a family; both families' 1,000 verdicts
+    pooled) must rule out 7.5%: its one-sided 97.5% Clopper–Pearson bound (``ruled_out``) lies
+    below it, which ``test_the_family_error_check_tells_five_from_seven_and_a_half`` shows it can
+    tell; the bound each regime reached is printed and recorded in ``docs/measured-builds.md``.
+    It is a family-wise rate, not a per-contrast one."""
+    found = books_design_trials(regime)
+    wrong, verdicts = sum(found["wrong"].values()), 2 * found["trials"]
+    bound = ruled_out(wrong, verdicts)
+    print(
+        f"{regime}: {wrong} false family verdicts of {verdicts}; rates above {bound:.1%} ruled out"
+    )
+    if regime == "seeds apart":
+        assert found["spread"] >= 0.1, found  # several times the build's own spread
+    else:
+        assert 0.5 <= found["shared"] <= 0.75, found  # the build's regime
     assert 0.93 <= found["covered"] <= 0.99, found
-    assert found["trials"] == 300, found
-    assert all(wrong <= nominal(300) for wrong in found["wrong"].values()), found
+    assert bound < 0.075, (bound, found)
+
+
+def test_the_family_error_check_tells_five_from_seven_and_a_half():
+    """At 1,000 family verdicts (independent, as an approximation) the check passes a procedure
+    at exactly 5% more often than not by far, and one at 7.5% rarely."""
+    from scipy.stats import binom
+
+    cut = max(k for k in range(200) if ruled_out(k, 1000) < 0.075)
+    assert binom.cdf(cut, 1000, 0.05) > 0.85 and binom.cdf(cut, 1000, 0.075) < 0.03
 
 
 def nominal(trials: int, rate: float = 0.05) -> int:
@@ -122,6 +151,16 @@ def nominal(trials: int, rate: float = 0.05) -> int:
     from scipy.stats import binom
 
     return int(binom.ppf(0.975, trials, rate))
+
+
+def ruled_out(false_verdicts: int, verdicts: int, level: float = 0.975) -> float:
+    """The family-wise error rate above which ``false_verdicts`` in ``verdicts`` is unlikely: the
+    one-sided ``level`` Clopper–Pearson upper bound."""
+    from scipy.stats import beta
+
+    if false_verdicts >= verdicts:
+        return 1.0
+    return float(beta.ppf(level, false_verdicts + 1, verdicts - false_verdicts))
 
 
 def test_the_seeds_a_margin_needs_count_the_shared_problems():

@@ -17,6 +17,10 @@ from srlib.errors import SrlibError
 FIRST_SCREEN = {"width": 1280, "height": 800}
 """What a reader sees before scrolling, on a laptop: a chapter's answer must fit in it."""
 
+ROOM = 100
+"""Pixels the longest answer the code can write must leave free at the foot of the first screen
+(``answer_bottom``), so that no CPU class's digits push the answer below it."""
+
 LAYOUT = frozenset({"answer below the first screen"})
 """The kinds of problem that are layout, not content: ``srlib.book.runner.build`` reports them
 and keeps the book (its pages are whole; the answer sits lower than it should), where any other
@@ -95,6 +99,37 @@ def check_in_browser(
             problems += answer_problems(name, state["answer"])
         browser.close()
     return problems
+
+
+_REPLACE = r"""html => {
+  const box = document.querySelector(".admonition.answer");
+  const paragraphs = box.querySelectorAll("p");
+  paragraphs[paragraphs.length - 1].innerHTML = html;
+  return box.getBoundingClientRect().bottom + window.scrollY;
+}"""
+
+
+def answer_bottom(page: str | Path, markdown: str, executable: str | None = None) -> float:
+    """Where a built chapter page's answer box ends, in pixels from the top at ``FIRST_SCREEN``,
+    with ``markdown`` (plain text with ``**bold**``) in place of the answer it holds: how a
+    layout is tested with the longest answer the code can write, in the book's own theme."""
+    import html
+    import re
+
+    from playwright.sync_api import sync_playwright
+
+    executable = executable or find_browser()
+    if executable is None:
+        raise NoBrowser("no Chromium found: install it (Debian: apt-get install chromium)")
+    body = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(markdown))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        tab = browser.new_page(viewport=FIRST_SCREEN)
+        tab.goto(Path(page).resolve().as_uri(), wait_until="load")
+        tab.evaluate(_SETTLE)
+        bottom = float(tab.evaluate(_REPLACE, body))
+        browser.close()
+    return bottom
 
 
 def answer_problems(page: str, boxes: list[dict]) -> list[Problem]:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from srlib.detection.declared import CHOSEN_ON, DESIGN, Planned
 from srlib.detection.verdicts import paper_point, pooled_rows, seed_numbers, short
-from srlib.stats.pooling import power, seeds_needed
+from srlib.stats.pooling import PowerRange, power, seeds_needed
 from srlib.stats.significance import NO_VERDICT
 from srlib.stats.verdicts import direction
 
@@ -58,12 +58,16 @@ def _decided(rows: pd.DataFrame) -> list:
 
 
 def _ranking(table: pd.DataFrame) -> str | None:
-    """Which scores rank leaked problems better: the family's verdicts, then the exploratory
-    baselines whose own AUC interval lies on one side of SR's."""
+    """Which scores rank leaked problems better: the family's decided verdicts."""
     family = pooled_rows(table[table.role == "discrimination"])
-    if family.empty:
-        return None
     said = [f"{_named(r)} {_interval(r)} AUC, {r.family_verdict}" for r in _decided(family)]
+    return "; ".join(said) or None
+
+
+def exploratory_ranking(table: pd.DataFrame) -> str | None:
+    """The baselines whose own AUC interval lies on one side of a rule's (exploratory, each
+    interval unadjusted): said below the answer, not in its box, whose length must not grow
+    with how many there are."""
     auc = pooled_rows(table[(table.role == "secondary") & (table.metric == "auc")])
     explored = []
     for rule in dict.fromkeys(auc.a):
@@ -75,11 +79,9 @@ def _ranking(table: pd.DataFrame) -> str | None:
                 parts.append(f"{words} {', '.join(mine)}")
         if parts:
             explored.append(f"{rule} ranks leaked problems " + ", ".join(parts))
-    if explored:
-        said.append("; ".join(explored) + " (exploratory, each interval unadjusted: rule − score)")
-    if not said:
+    if not explored:
         return None
-    return "; ".join(said)
+    return "; ".join(explored) + " (exploratory, each interval unadjusted: rule − score)"
 
 
 def _transport(table: pd.DataFrame) -> str | None:
@@ -110,8 +112,9 @@ def _paper(table: pd.DataFrame) -> str | None:
 
 def undecided(table: pd.DataFrame) -> str | None:
     """The confirmatory contrasts that stayed inconclusive or got no verdict, named, each
-    inconclusive one with the stated power its design had for the named effect and the seeds
-    80% would need (``power_sentence`` says more), or why no pooled test was made."""
+    inconclusive one with the power its design is expected to have for the named effect
+    (``power_sentence`` gives its range and the seeds 80% would need), or why no pooled test
+    was made."""
     rows = pooled_rows(table[table.role.isin(("discrimination", "transport"))])
     plans = {p.contrast: p for p in DESIGN}
     said = []
@@ -126,14 +129,11 @@ def undecided(table: pd.DataFrame) -> str | None:
             said.append(name)
             continue
         family = int((rows.role == r.role).sum())
-        stated, _, needed = _design(plan, r, k, family)
-        seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
-        if stated >= 0.8 and -plan.effect < r.low and r.high < plan.effect:
-            said.append(
-                f"{name} (its interval excludes ±{plan.effect:g}; a smaller difference open)"
-            )
+        stated, _, _ = _design(plan, r, k, family)
+        if stated.expected >= 0.8 and -plan.effect < r.low and r.high < plan.effect:
+            said.append(f"{name} (interval inside ±{plan.effect:g})")
         else:
-            said.append(f"{name} (power {stated:.0%} for {plan.effect:g}; {seeds} for 80%)")
+            said.append(f"{name} (expected power {stated.expected:.0%} for {plan.effect:g})")
     if not said:
         return None
     one = int(rows.seeds.max()) < 2 if "seeds" in rows and rows.seeds.notna().any() else True
@@ -142,10 +142,11 @@ def undecided(table: pd.DataFrame) -> str | None:
 
 def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
     """A confirmatory contrast's power for its named effect at the table's seeds: as stated
-    in its design (``Planned.power``; before these seeds were run, unless they are the
-    exploratory ``CHOSEN_ON``), with the variance parts this table realised, and the seeds
-    80% would need at the larger of the two variances; under 80%, that a verdict is not to
-    be expected."""
+    in its design (``Planned.power_range``, before these seeds were run unless they are the
+    exploratory ``CHOSEN_ON``: at the seeds' SD as estimated, expected over that estimate's
+    uncertainty, and at the top of its 95% range), with the variance parts this table
+    realised, and the seeds 80% would need at the larger of the two variances; where the
+    expected or the realised power is under 80%, that a verdict is not to be expected."""
     rows = pooled_rows(table[table.contrast == plan.contrast])
     k = int(rows.seeds.iloc[0]) if len(rows) and "seeds" in rows else 0
     if k < 2:
@@ -155,21 +156,24 @@ def power_sentence(plan: Planned, table: pd.DataFrame) -> str:
     seeds = "no number of seeds" if math.isinf(needed) else f"{int(needed)} seeds"
     when = "as designed (from these exploratory seeds)" if _exploratory(table) else "as designed"
     text = (
-        f"power for a difference of {plan.effect:g} at {k} seeds: {stated:.0%} {when},"
+        f"power for a difference of {plan.effect:g} at {k} seeds {when}: {stated.said()};"
         f" {realised:.0%} with this build's variance; {seeds} would give 80%"
     )
-    if min(stated, realised) < 0.8:
-        text += "; a verdict on an effect that size is not to be expected here"
+    if min(stated.expected, realised) < 0.8:
+        text += (
+            "; with the expected or this build's power under 80%, a verdict on an effect"
+            " that size is not to be expected here"
+        )
     return text
 
 
-def _design(plan: Planned, row, seeds: int, family: int) -> tuple[float, float, float]:
-    """(stated power, power with the row's own variance parts, the seeds 80% would need at
-    the larger of the two variances) for the plan's effect."""
+def _design(plan: Planned, row, seeds: int, family: int) -> tuple[PowerRange, float, float]:
+    """(stated power with its range, power with the row's own variance parts, the seeds 80%
+    would need at the larger of the two variances) for the plan's effect."""
     own = (float(row.problem_se) ** 2, float(row.seed_sd) ** 2)
     parts = max((plan.problem_se**2, plan.seed_sd**2), own, key=lambda v: v[0] + v[1] / seeds)
     realised = power(*own, seeds, plan.effect, family)
-    return plan.power(seeds, family), realised, seeds_needed(*parts, plan.effect, family)
+    return plan.power_range(seeds, family), realised, seeds_needed(*parts, plan.effect, family)
 
 
 def _exploratory(table: pd.DataFrame) -> bool:
@@ -193,6 +197,7 @@ def claim_answer(
     markdown: bool = True,
     premise: Mapping[str, float] | None = None,
     rates: bool = True,
+    exploratory: bool = False,
 ) -> list[str]:
     """The answer box: what was decided, first — SR's flag rates on the leaked model's
     held-out and leaked halves; with ``premise`` (``blind.premise_summary`` over the evaluated
@@ -200,7 +205,10 @@ def claim_answer(
     leaked problems better; whose decisions hold at a clean model's threshold; the paper's
     gain at this book's points — then what stays undecided and why. Not ``markdown``: plain
     text, as a cell prints it; not ``rates``: without the flag rates (a chapter that says
-    them its own way)."""
+    them its own way); with ``exploratory``, the exploratory rankings (``exploratory_ranking``)
+    after the decided ones, for a cell to print — the box leaves them out, so that its length
+    has a bound whatever the numbers (``tests/test_claim_headline.py`` renders the longest
+    box the code can write)."""
     if "role" not in table:
         return []
     strong = "**" if markdown else ""
@@ -230,6 +238,7 @@ def claim_answer(
         )
     for label, said in (
         ("Ranking leaked problems", _ranking(table)),
+        ("Exploratory rankings", exploratory_ranking(table) if exploratory else None),
         ("At a clean model's threshold", _transport(table)),
         ("The paper's F1 gain, at this book's matched points", _paper(table)),
         ("Undecided", undecided(table)),

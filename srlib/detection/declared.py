@@ -98,12 +98,24 @@ class Planned:
     effect: float
     problem_se: float
     seed_sd: float
+    seed_df: int = len(CHOSEN_ON) - 1  # the seeds' SD was read on CHOSEN_ON's seeds
 
     def power(self, seeds: int, family: int = 2) -> float:
-        """The stated power of the family verdict at ``seeds`` (``stats.pooling.power``)."""
+        """The stated power of the family verdict at ``seeds`` (``stats.pooling.power``), at
+        the seeds' SD as estimated."""
         from srlib.stats.pooling import power
 
         return power(self.problem_se**2, self.seed_sd**2, seeds, self.effect, family)
+
+    def power_range(self, seeds: int, family: int = 2):
+        """The stated power with the seeds' SD an estimate on ``seed_df`` degrees of freedom
+        (``stats.pooling.power_range``: at the estimate, expected over its uncertainty, at the
+        top of its 95% range)."""
+        from srlib.stats.pooling import power_range
+
+        return power_range(
+            self.problem_se**2, self.seed_sd**2, seeds, self.effect, family, self.seed_df
+        )
 
     def seeds_needed(self, family: int = 2) -> float:
         """The fewest seeds with 80% power (``stats.pooling.seeds_needed``)."""

@@ -173,6 +173,55 @@ def power(
     return float(np.mean(ndtr(-((cut - effect) / sd)) + ndtr((-cut - effect) / sd)))
 
 
+@dataclass(frozen=True)
+class PowerRange:
+    """A design's power where the seeds' SD is itself an estimate on ``df`` degrees of
+    freedom (``power_range``): at the estimate (``point``), averaged over what the true SD may
+    be given it (``expected``: the number the "a verdict is (not) to be expected" sentences
+    read), and at the top of its 95% range (``at_top``)."""
+
+    point: float
+    expected: float
+    at_top: float
+    df: int
+
+    def said(self) -> str:
+        """'99% at the estimated seed SD, 82% expected over its uncertainty (2 df), 11% at the
+        top of its 95% range'."""
+        return (
+            f"{self.point:.0%} at the estimated seed SD, {self.expected:.0%} expected over its"
+            f" uncertainty ({self.df} degrees of freedom), {self.at_top:.0%} at the top of its"
+            " 95% range"
+        )
+
+
+def power_range(
+    problem_var: float,
+    seed_var: float,
+    seeds: int,
+    effect: float,
+    family: int = 1,
+    df: int = 2,
+    alpha: float = 0.05,
+) -> PowerRange:
+    """``power`` when ``seed_var`` is an estimate S² on ``df`` degrees of freedom, not the
+    true σ²: σ² = S²·df/X with X ~ χ²(df) (the interval a χ² law gives the true variance of
+    a normal sample; Var(c), read on many problems, is taken as known). ``expected`` averages
+    the power over that law (at ``_GRID`` midpoint quantiles, like ``power`` itself);
+    ``at_top`` is the power at σ² = S²·df/χ²(df, 0.025), the top of its 95% interval."""
+    if df < 1:
+        raise ValueError(f"an estimated SD needs at least 1 degree of freedom, got {df}")
+    true_var = seed_var / _chi2_grid(df)  # S²·df/X, X/df at the grid's quantiles
+    each = [power(problem_var, v, seeds, effect, family, alpha) for v in true_var]
+    top = seed_var * df / chi2.ppf(0.025, df)
+    return PowerRange(
+        point=power(problem_var, seed_var, seeds, effect, family, alpha),
+        expected=float(np.mean(each)),
+        at_top=power(problem_var, top, seeds, effect, family, alpha),
+        df=df,
+    )
+
+
 def detectable(
     problem_var: float,
     seed_var: float,
