@@ -216,3 +216,26 @@ def test_the_longest_answer_box_names_every_part_once():
     said = longest_answer()
     assert said.count("**What SR flags**") == 1 and "Exploratory" not in said
     assert said.count("**Undecided**") <= 1 and len(said.split()) < 160, said
+
+
+def test_a_decided_verdict_says_what_it_rests_on():
+    """Beside a decided confirmatory verdict: its family's Holm p, the p Holm gives it over all
+    four confirmatory contrasts, and the floor an exact sign-flip test has over four seeds."""
+    from srlib.detection.verdicts import rests_on
+
+    rows = [
+        ("SR gray − mean of 4 baselines (AUC)", "discrimination", 0.019, 0.038, "better"),
+        ("SR black − mean of 2 baselines (AUC)", "discrimination", 0.5, 0.5, "inconclusive"),
+        ("SR gray − mean of 4 baselines (MCC, transport)", "transport", 0.3, 0.6, "inconclusive"),
+        ("SR black − mean of 2 baselines (MCC, transport)", "transport", 0.6, 0.6, "inconclusive"),
+    ]
+    table = pd.DataFrame(
+        [{"contrast": c, "role": role, "part": "pooled", "p": p, "p_holm": q,
+          "p_equivalent": 0.9, "p_equivalent_holm": 0.9, "family_verdict": v, "seeds": 4}
+         for c, role, p, q, v in rows]
+    )  # fmt: skip
+    (said,) = rests_on(table)
+    assert said.startswith("SR gray − mean of 4 baselines (AUC) is better with Holm p = 0.038")
+    assert "in its family of 2; over all 4 confirmatory contrasts Holm would give p = 0.076" in said
+    assert "no sign-flip test over 4 seeds goes below 0.125" in said
+    assert rests_on(table.assign(family_verdict="inconclusive")) == []

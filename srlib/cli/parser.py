@@ -7,6 +7,18 @@ import argparse
 from srlib.cli import commands
 from srlib.transforms.export import FORMATS
 
+BENCHMARK = "a registry name (name:split for one split), jsonl:PATH or hf:SOURCE[:SPLIT]"
+"""What every ``--benchmark`` and benchmark argument accepts (``srlib.benchmarks``)."""
+
+
+def _model_help(what: str) -> str:
+    """A ``--model`` help naming the locked models from the lock itself (``testbed.locked``)."""
+    from srlib.testbed.locked import read_lock
+
+    names = ", ".join(sorted(read_lock()))
+    return f"{what}, a locked model's name ({names}: data/models/lock.json), a cached HF id"
+
+
 DESCRIPTION = (
     "Build the book, check benchmarks, export variants, serve a model, audit models for "
     "leakage, deduplicate and evaluate secret detectors."
@@ -88,7 +100,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--record", action="store_true", help="record its converted digest in the lock")
     p.set_defaults(func=commands._model)
 
-    p = command("lab", "open the chapters in JupyterLab with the book's kernel settings")
+    p = command(
+        "lab", "open the chapters in JupyterLab, its kernels started with the book's thread counts"
+    )
     p.add_argument(
         "jupyter_args",
         nargs=argparse.REMAINDER,
@@ -100,7 +114,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands._benchmarks)
 
     p = command("check", "run a benchmark's reference solutions in the sandbox")
-    p.add_argument("benchmark", help="registry name or jsonl:PATH")
+    p.add_argument("benchmark", help=BENCHMARK)
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
     p.add_argument("--timeout", type=float, default=10.0, help="CPU seconds per program")
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
@@ -108,9 +122,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands._check)
 
     p = command("variants", "write a benchmark's validated variants in its published format")
-    p.add_argument(
-        "benchmark", help="registry name (humaneval, mbpp, ...), jsonl:PATH or hf:SOURCE[:SPLIT]"
-    )
+    p.add_argument("benchmark", help=BENCHMARK)
     variant_options(p)
     p.add_argument("--limit", type=int, default=None, help="first N samples only")
     p.add_argument("--workers", type=int, default=None, help="parallel sandboxes")
@@ -210,12 +222,10 @@ def parser() -> argparse.ArgumentParser:
         "--model",
         action="append",
         required=True,
-        help="a checkpoint folder, an HF id in the local cache, or URL#name of an "
-        "OpenAI-compatible server (repeat for several)",
+        help=_model_help("a checkpoint folder")
+        + " or URL#name of an OpenAI-compatible server (repeat for several)",
     )
-    p.add_argument(
-        "--benchmark", action="append", required=True, help="registry name or jsonl:PATH (repeat)"
-    )
+    p.add_argument("--benchmark", action="append", required=True, help=f"{BENCHMARK} (repeat)")
     variant_options(p)
     p.add_argument(
         "--setting", choices=("gray", "black", "both"), default="both", help="scoring settings"

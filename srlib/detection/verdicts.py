@@ -126,7 +126,48 @@ def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
             out.append(_row(row, verdict, rows[rows.contrast == row.contrast], seeds, table))
         out += _pools(rows, seeds)
     if role is None:
+        out += rests_on(table)
         out += paper_sentences(table)
+    return out
+
+
+CONFIRMATORY_ROLES = ("discrimination", "transport")
+"""The two confirmatory families (``declared``): each Holm-adjusted on its own."""
+
+
+def rests_on(table: pd.DataFrame) -> list[str]:
+    """What each decided confirmatory verdict rests on, beside it: its family's Holm p; the p
+    Holm would give it over every confirmatory contrast at once (the families are two
+    questions, each of its own, but a reader may count them as one claim); and, pooled over K
+    seeds, that the t test leans on the seeds' differences being normal — the exact sign-flip
+    test, which does not, cannot go below 2^(1 − K) over K seeds."""
+    from srlib.stats.significance import holm
+
+    rows = pooled_rows(table[table.role.isin(CONFIRMATORY_ROLES)])
+    needed = {"p", "p_holm", "p_equivalent", "p_equivalent_holm", "family_verdict"}
+    if rows.empty or not needed <= set(rows):
+        return []
+    rows = rows[rows.p.notna()]
+    equivalent = rows.family_verdict == "equivalent"
+    p = rows.p.where(~equivalent, rows.p_equivalent)
+    together = pd.Series(holm(p.to_numpy()), index=rows.index)
+    out = []
+    for i, r in rows.iterrows():
+        if r.family_verdict not in ("better", "worse", "equivalent"):
+            continue
+        own = r.p_equivalent_holm if r.family_verdict == "equivalent" else r.p_holm
+        k = int(r.seeds) if "seeds" in rows and r.seeds == r.seeds else 1
+        text = (
+            f"{r.contrast} is {r.family_verdict} with Holm p {_p(own)} in its family of"
+            f" {int((rows.role == r.role).sum())}; over all {len(rows)} confirmatory contrasts"
+            f" Holm would give p {_p(together[i])}"
+        )
+        if k > 1:
+            text += (
+                f"; pooled over {k} seeds by a t test that takes their differences as normal"
+                f" (no sign-flip test over {k} seeds goes below {2 ** (1 - k):.3g})"
+            )
+        out.append(text + ".")
     return out
 
 

@@ -46,7 +46,8 @@ def _pack(token_docs: list[list[int]], order: list[int], eos: int, block: int):
     ``block`` tokens. A document that fits in a block is never cut: when it does not fit in
     what is left of the current block, that block is closed short and the document starts
     the next one. Longer documents are cut across blocks. Returns the blocks and, per
-    document index, the (block, start, end) positions of each of its copies."""
+    document index, each of its copies as (first block, last block, start in the first
+    block)."""
     blocks: list[list[int]] = [[]]
     where: dict[int, list[tuple[int, int, int]]] = {}
     for i in order:
