@@ -16,13 +16,17 @@ second part. Both parts are estimated, each from what repeats:
 The interval is D̄ ± t(K − 1)·√(Var(c) + S²/K): the t of K − 1 degrees of freedom, the
 small-K correction that a few seeds need (a bootstrap over three seeds, however widened, reads
 their spread as if it were known; S² on 2 degrees of freedom is anything but). Where the
-seeds dominate it is the exact t interval; where the shared problems add much, it is
+seeds dominate it is the exact t interval for normal per-seed differences (a few seeds' AUC or
+MCC differences are only roughly normal); where the shared problems add much, it is
 conservative (Welch–Satterthwaite would give more degrees of freedom there, but it leans on
 Var(c) being known, and a bootstrap estimate floored at zero made the far tails that Holm
 reads anti-conservative in simulation). Two-sided p-values, equivalence (two one-sided tests
 against ±margin) and one-sided p-values come from the same t. ``tests/test_pooling.py``
 checks coverage and the family-wise error in both directions by simulation at the book's
-own design (its seeds × 664 problems), with a seed spread as large as the build's own."""
+own design (its seeds × 664 problems) in two regimes (its ``REGIMES``): the build's, where the
+problems carry much of the variance, and one whose seed spread is several times the build's;
+its ``RULED_OUT`` says which family-wise rate each check rules out — in the second regime,
+not 5%."""
 
 from __future__ import annotations
 
