@@ -154,23 +154,32 @@ def test_the_cache_that_grows_in_place_holds_what_the_copying_one_holds():
     ],
     ids=["crop", "reset", "batch_select_indices", "batch_repeat_interleave"],
 )
-def test_the_in_place_layer_is_a_drop_in_for_the_methods_it_inherits(change):
+@pytest.mark.parametrize("reorder", [False, True], ids=["update", "reorder, then update"])
+def test_the_in_place_layer_is_a_drop_in_for_the_methods_it_inherits(change, reorder):
     """After an inherited method changes the keys and values, the next position lands where
     ``DynamicLayer`` puts it: three positions, ``crop(-1)``, one more is ``[0, 1, 9]``, not the
-    dropped position brought back from the buffer."""
+    dropped position brought back from the buffer — also where rows are reordered first."""
     import torch
     from transformers.cache_utils import DynamicLayer
 
     from srlib.models.kvcache import RoomyLayer
 
     plain, roomy = DynamicLayer(), RoomyLayer(room=4)
-    position = lambda k, rows=3: torch.full((rows, 1, 1, 2), float(k))  # noqa: E731
+
+    def position(k: int, rows: int = 3):  # position k, its rows told apart
+        return torch.full((rows, 1, 1, 2), float(k)) + 100 * torch.arange(rows).view(-1, 1, 1, 1)
+
     for k in range(3):
         plain.update(position(k), position(k))
         roomy.update(position(k), position(k))
     change(plain)
     change(roomy)
     rows = 3 if plain.keys is None else plain.keys.shape[0]
+    if reorder and plain.get_seq_length() > 0:
+        backwards = torch.arange(rows - 1, -1, -1)
+        plain.reorder_cache(backwards)
+        roomy.reorder_cache(backwards)
+        assert torch.equal(plain.keys, roomy.keys) and torch.equal(plain.values, roomy.values)
     last = position(9, rows)
     expected, got = plain.update(last, last), roomy.update(last, last)
     for a, b in zip(expected, got, strict=True):

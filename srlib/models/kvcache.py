@@ -15,9 +15,9 @@ class RoomyLayer(DynamicLayer):
     ``generate``'s). Outgrown, it moves to a buffer with as much room again.
 
     A drop-in layer: a method it inherits (``crop``, ``reset``, ``batch_select_indices``,
-    ``batch_repeat_interleave``, ``offload``) replaces ``keys`` and ``values`` with other
-    tensors, and the next ``update`` adopts those as the filled positions (``_adopt``), so no
-    position such a method dropped comes back."""
+    ``batch_repeat_interleave``) replaces ``keys`` and ``values`` with other tensors, and the
+    next ``update`` or ``reorder_cache`` adopts those as the filled positions (``_adopt``), so
+    no position such a method dropped comes back."""
 
     def __init__(self, room: int) -> None:
         super().__init__()
@@ -67,6 +67,7 @@ class RoomyLayer(DynamicLayer):
 
     def reorder_cache(self, beam_idx) -> None:
         """Keep the rows ``beam_idx`` (the rows still generating), in that order."""
+        self._adopt()
         if self.buffers is not None:
             self.buffers = tuple(b.index_select(0, beam_idx.to(b.device)) for b in self.buffers)
             self._view()

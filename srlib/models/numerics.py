@@ -10,7 +10,7 @@ data's alignment), oneDNN's highest ISA at AVX2 (the thread count is fixed by ea
 The values replace the caller's environment: a reader's shell must not change the numbers.
 ``SRLIB_NUMERICS=native`` (the one named opt-out) leaves the machine's own choice, for
 faster paths (bf16 units, a GPU) whose numbers are another build's. Where the CPU cannot
-honour the pin (no AVX2: the SSE2 baseline instead; not x86-64: the machine's own kernels)
+honour the pin (no AVX2: the ``BASELINE`` kernels instead; not x86-64: the machine's own)
 the build still runs and ``state()`` says so, for the appendix and the digests. Measured: the
 pin makes the digests independent of the caller's kernel variables; MKL documents its
 reproducible branches for Intel CPUs, and an AMD CPU gave other digests under the same pin
@@ -41,8 +41,8 @@ BASELINE = {
     "MKL_CBWR": "COMPATIBLE",
     "ONEDNN_MAX_CPU_ISA": "SSE41",
 }
-"""What an x86-64 CPU without AVX2 is pinned to instead (SSE2 code everywhere: slower, and
-another build's numbers than ``PINNED``)."""
+"""What an x86-64 CPU without AVX2 is pinned to instead (SSE2 code in ATen and MKL, oneDNN up
+to SSE4.1: slower, and another build's numbers than ``PINNED``)."""
 
 
 class NumericsError(RuntimeError):
@@ -166,7 +166,7 @@ def said(info: dict[str, str] | None = None) -> str:
         return f"portable numerics (float32 kernels pinned to AVX2: {pinned})"
     if info["mode"] == "baseline":
         return (
-            "this CPU has no AVX2: kernels pinned to the SSE2 baseline "
+            "this CPU has no AVX2: kernels pinned to the baseline "
             f"({pinned}); another build's numbers than the book's"
         )
     why = "opted out" if os.environ.get(OPT_OUT) else f"not x86-64 ({info['machine']})"
