@@ -364,15 +364,20 @@ def test_a_collapsed_bootstrap_gets_no_verdict_in_every_answer_box():
     flags everything): no p of 0, no "better" with 0.00 detectable — ``NO_VERDICT`` in the
     table, and in the detection chapter's box and the real-model chapter's sentences alike."""
     from srlib.detection.answer import claim_answer
+    from srlib.detection.verdicts import paper_sentences
     from srlib.realmodel.answer import detectable_sentences
     from srlib.stats.significance import NO_VERDICT
 
     long = long_table(Y, {"SR gray": Y}, {"PPL": np.ones(200)})
     family = replace(SR_VS_PPL, role="discrimination")
-    table = contrast_table({"seed 0": (long, calibration("PPL", np.zeros(40)))}, [family])
-    row = table.iloc[0]
-    assert row.low == row.high == row.difference != 0
-    assert np.isnan(row.p) and np.isnan(row.detectable) and row.family_verdict == NO_VERDICT
+    paper = replace(SR_VS_PPL, name="SR gray − PPL (paper)", role="paper")
+    cal = calibration("PPL", np.zeros(40))
+    table = contrast_table({"seed 0": (long, cal)}, [family, paper])
+    for row in table.itertuples():
+        assert row.low == row.high == row.difference != 0
+        assert np.isnan(row.p) and np.isnan(row.detectable) and row.family_verdict == NO_VERDICT
+        assert row.verdict.endswith(f"the same in every resample: {NO_VERDICT}."), row.verdict
     said = " ".join(claim_answer(table))
-    assert "better" not in said and NO_VERDICT in said
+    assert "better" not in said and NO_VERDICT in said and "no test" not in said
     assert all(NO_VERDICT in s and "detectable" not in s for s in detectable_sentences(table))
+    assert NO_VERDICT in " ".join(paper_sentences(table))

@@ -246,7 +246,13 @@ def contrast_parts(
                     "n": int(sum(p.y.size for p in members)),
                     "seeds": len(members),
                     "verdict": difference(
-                        c.a.label, c.b.label, a - b, stats["low"], stats["high"], c.metric.upper()
+                        c.a.label,
+                        c.b.label,
+                        a - b,
+                        stats["low"],
+                        stats["high"],
+                        c.metric.upper(),
+                        tested=stats["se"] != 0,  # a collapsed bootstrap (``testable``)
                     ),
                     "margin": margin,
                     "paper_gain": gain,
@@ -354,13 +360,13 @@ def _family(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     part — for a difference and for equivalence within the margin — and the family-wise
     verdict they give: "better" or "worse" where the difference is significant, else
     "equivalent" where equivalence is, else "inconclusive" (no evidence either way: not "no
-    difference"). A family's contrast with a difference but no test (``testable``) gets
-    ``NO_VERDICT`` and is left out of the family's Holm step. Secondary contrasts: their own
-    intervals only."""
+    difference"). A family's or the paper's contrast with a difference but no test
+    (``testable``) gets ``NO_VERDICT`` and is left out of its Holm step. Secondary contrasts:
+    their own intervals only."""
     table["p_holm"] = np.nan
     table["p_equivalent_holm"] = np.nan
     table["family_verdict"] = ""
-    untested = table.role.isin(FAMILIES) & table.p.isna() & table.difference.notna()
+    untested = table.role.isin((*FAMILIES, "paper")) & table.p.isna() & table.difference.notna()
     table.loc[untested & (table.interval != "simultaneous"), "family_verdict"] = NO_VERDICT
     family = table[table.role.isin(FAMILIES) & table.p.notna()]
     for _, g in family.groupby(["role", "part"], sort=False):

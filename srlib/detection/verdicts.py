@@ -289,6 +289,8 @@ def _paper_verdict(r) -> str:
             f"reproduced (above zero, one-sided Holm p {_p(r.p_above_zero_holm)}, and not shown"
             f" below the paper's {gain})"
         )
+    if verdict == NO_VERDICT:
+        return f"{NO_VERDICT} (every resample gave the same difference: nothing to test)"
     return f"inconclusive (neither shown below the paper's {gain} nor above zero)"
 
 

@@ -6,13 +6,28 @@ from __future__ import annotations
 
 import math
 
+from srlib.stats.significance import NO_VERDICT
+
 
 def difference(
-    a: str, b: str, value: float, low: float, high: float, metric: str = "MCC", digits: int = 2
+    a: str,
+    b: str,
+    value: float,
+    low: float,
+    high: float,
+    metric: str = "MCC",
+    digits: int = 2,
+    tested: bool = True,
 ) -> str:
-    """One sentence on ``a − b`` with its interval: better, worse, or no evidence."""
+    """One sentence on ``a − b`` with its interval: better, worse, or no evidence; not
+    ``tested`` (``significance.testable``: every resample gave the same difference), no
+    verdict at all."""
     if any(math.isnan(x) for x in (value, low, high)):
         return f"{a} − {b}: no interval could be computed for the {metric} difference."
+    if not tested:
+        return (
+            f"{a} − {b} = {value:+.{digits}f} {metric}, the same in every resample: {NO_VERDICT}."
+        )
     interval = f"[{low:+.{digits}f}, {high:+.{digits}f}]"
     text = f"{a} − {b} = {value:+.{digits}f} {metric} (95% interval {interval})"
     said = {"better": f"{a} is better", "worse": f"{a} is worse"}
