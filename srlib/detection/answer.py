@@ -2,9 +2,10 @@
 what SR flags on problems the leaked model saw and never saw, whether a model-free classifier
 already tells an original from its variants, which scores rank leaked problems better (with
 intervals), whose decisions hold at a clean model's threshold, the paper's gain at this book's
-points — and only then what stays undecided and why (the power the design had for its named
-effect, ``declared.DESIGN``, and the seeds it would need). The full sentences per contrast are
-``verdicts.claim_headline``'s."""
+points — and only then what stays undecided and why (the power the design is expected to have
+for its named effect, ``declared.DESIGN``). The full sentences per contrast are
+``verdicts.claim_headline``'s, the power's range and the seeds it would need
+``power_sentence``'s."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def _named(row) -> str:
 
 
 def _decided(rows: pd.DataFrame) -> list:
-    """The rows whose family verdict decided something (not "inconclusive")."""
+    """The rows whose family verdict decided something (not "inconclusive", not
+    ``NO_VERDICT``)."""
     return [
         r for r in rows.itertuples() if r.family_verdict not in ("", "inconclusive", NO_VERDICT)
     ]
@@ -111,10 +113,11 @@ def _paper(table: pd.DataFrame) -> str | None:
 
 
 def undecided(table: pd.DataFrame) -> str | None:
-    """The confirmatory contrasts that stayed inconclusive or got no verdict, named, each
+    """The confirmatory contrasts that stayed inconclusive or got no verdict, named: an
     inconclusive one with the power its design is expected to have for the named effect
-    (``power_sentence`` gives its range and the seeds 80% would need), or why no pooled test
-    was made."""
+    (``power_sentence`` gives its range and the seeds 80% would need), or, where that power
+    reached 80% and the interval lies inside ±the effect, saying so; bare where its design
+    has no plan or one seed gives no pooled test (said first)."""
     rows = pooled_rows(table[table.role.isin(("discrimination", "transport"))])
     plans = {p.contrast: p for p in DESIGN}
     said = []

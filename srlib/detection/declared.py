@@ -134,9 +134,9 @@ DESIGN = (
 before any result of the replicate seeds 3–6 was read (their training had started): the
 effects the power is stated for (each ``Planned.effect``, in its contrast's metric, chosen
 after seeds 0–2's variance was seen; the equivalence margin is the contrast table's own)
-and the variance parts they were read from: the seeds 0–2 claim table of #62's build (its
-record in ``data/corpus/lock.json`` has since been replaced; ``HISTORY`` names the commit). The
-seeds' part is a point estimate on two degrees of freedom (``Planned.seed_df``), so the power is
+and the variance parts they were read from: the seeds 0–2 claim table of #61's full build
+(``3bbde74``; its record in ``data/corpus/lock.json`` has since been replaced). The
+seeds' part is a point estimate on few degrees of freedom (``Planned.seed_df``), so the power is
 stated with that uncertainty (``Planned.power_range``): at the estimate, expected over it, and
 at the top of its 95% range. The detection chapter prints each one's power at the build's
 seeds before its table;

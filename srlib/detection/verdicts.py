@@ -137,7 +137,8 @@ CONFIRMATORY_ROLES = ("discrimination", "transport")
 
 def rests_on(table: pd.DataFrame) -> list[str]:
     """What each decided confirmatory verdict rests on, beside it: its family's Holm p; the p
-    Holm would give it over every confirmatory contrast at once (the families are two
+    Holm would give it over every tested confirmatory contrast at once (``NO_VERDICT`` rows
+    have no p) (the families are two
     questions, each of its own, but a reader may count them as one claim); and, pooled over K
     seeds, that the t test leans on the seeds' differences being normal — the exact sign-flip
     test, which does not, cannot go below 2^(1 − K) over K seeds."""

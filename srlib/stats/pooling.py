@@ -190,8 +190,8 @@ class PowerRange:
     df: int
 
     def said(self) -> str:
-        """'99% at the estimated seed SD, 82% expected over its uncertainty (2 df), 11% at the
-        top of its 95% range'."""
+        """The three powers in words: at the estimated seed SD, expected over its uncertainty
+        (with ``df``), at the top of its 95% range."""
         return (
             f"{self.point:.0%} at the estimated seed SD, {self.expected:.0%} expected over its"
             f" uncertainty ({self.df} degrees of freedom), {self.at_top:.0%} at the top of its"
