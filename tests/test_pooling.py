@@ -113,17 +113,21 @@ def books_design_trials(regime: str, trials: int = 500) -> dict:
 
 RULED_OUT = {"seeds apart": 0.10, "problems shared": 0.05}
 """The family-wise error rate each regime's check rules out. In the build's regime the nominal
-5%; where the seeds' own spread dominates, 10% — measured there, the family verdicts err more
-often than 5% (``docs/measured-builds.md`` records the counts): the pooled t on the seeds'
-differences is exact only for normal differences, and a few seeds' AUC and MCC differences are
-not quite that."""
+5%; where the seeds' own spread dominates, 10%: measured there, the family verdicts err more
+often than 5% (``docs/measured-builds.md`` records the counts; why is not established — the
+pooled t on K − 1 degrees of freedom is exact only for normal per-seed differences)."""
+
+COVERED = {"seeds apart": (0.93, 0.99), "problems shared": (0.93, 1.0)}
+"""The share of 95% intervals that must hold zero, per regime: where the problems carry much of
+the variance the t on K − 1 degrees of freedom is conservative by design (``stats.pooling``),
+so only the low end is held there."""
 
 
 @pytest.mark.parametrize("regime", list(REGIMES))
 def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_error(regime):
     """500 simulated testbeds of the book's seeds × 664 problems per regime (``REGIMES``), both
     declared families (each rule against the mean of its baselines: AUC, and MCC at the null
-    point) on equal detectors. Coverage of each 95% interval within 0.93–0.99, and the
+    point) on equal detectors. Coverage of each 95% interval within ``COVERED``, and the
     family-wise error (better *or* worse anywhere in a family; both families' 1,000 verdicts
     pooled) must rule out the regime's ``RULED_OUT`` rate: its one-sided 97.5% Clopper–Pearson
     bound (``ruled_out``) lies below it. At 1,000 verdicts the check tells 5% from 7.5%
@@ -132,22 +136,34 @@ def test_at_the_books_design_equal_detectors_keep_coverage_and_the_family_wise_e
     found = books_design_trials(regime)
     wrong, verdicts = sum(found["wrong"].values()), 2 * found["trials"]
     bound = ruled_out(wrong, verdicts)
-    print(f"{regime}: {wrong} false family verdicts of {verdicts}; above {bound:.1%} ruled out")
+    print(
+        f"{regime}: {wrong} false family verdicts of {verdicts} ({found['wrong']}), above"
+        f" {bound:.1%} ruled out; intervals holding zero {found['covered']:.1%}"
+    )
     if regime == "seeds apart":
         assert found["spread"] >= 0.1, found  # several times the build's own spread
     else:
         assert 0.5 <= found["shared"] <= 0.75, found  # the build's regime
-    assert 0.93 <= found["covered"] <= 0.99, found
+    low, high = COVERED[regime]
+    assert low <= found["covered"] <= high, found
     assert bound < RULED_OUT[regime], (bound, found)
 
 
 def test_the_family_error_check_tells_five_from_seven_and_a_half():
-    """At 1,000 family verdicts (independent, as an approximation) the check passes a procedure
-    at exactly 5% more often than not by far, and one at 7.5% rarely."""
-    from scipy.stats import binom
+    """What 1,000 family verdicts can tell (taken as independent, which they are not quite: a
+    trial's two families share its testbed): an observed rate of 5% rules out 7.5%
+    (``ruled_out``), and an observed 7.5% rules out 5% (the interval's low end, ``ruled_in``)."""
+    assert ruled_out(50, 1000) < 0.075 and ruled_in(75, 1000) > 0.05
 
-    cut = max(k for k in range(200) if ruled_out(k, 1000) < 0.075)
-    assert binom.cdf(cut, 1000, 0.05) > 0.85 and binom.cdf(cut, 1000, 0.075) < 0.03
+
+def ruled_in(false_verdicts: int, verdicts: int, level: float = 0.975) -> float:
+    """The family-wise error rate below which ``false_verdicts`` in ``verdicts`` is unlikely: the
+    one-sided ``level`` Clopper–Pearson lower bound."""
+    from scipy.stats import beta
+
+    if false_verdicts == 0:
+        return 0.0
+    return float(beta.ppf(1 - level, false_verdicts, verdicts - false_verdicts + 1))
 
 
 def nominal(trials: int, rate: float = 0.05) -> int:
