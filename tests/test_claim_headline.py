@@ -161,7 +161,7 @@ def test_the_answer_box_leads_with_what_was_decided():
     assert said[3].startswith("**At a clean model's threshold**") and "better" in said[3]
     assert said[4] == (
         "**The paper's F1 gain, at this book's matched points**: SR gray (paper +22): +2.0"
-        " [+1.0, +3.0] transport (smaller but positive)."
+        " transport (smaller but positive)."
     )
     assert said[5].startswith("**Undecided**: SR gray AUC (expected power")
     assert said[5].endswith("% for 0.05).")

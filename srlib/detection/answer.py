@@ -36,11 +36,11 @@ def flag_rates(table: pd.DataFrame) -> list[tuple[str, float, float]]:
     return out
 
 
-def _interval(r, scale: float = 1.0, digits: int = 2) -> str:
+def _interval(r) -> str:
     """A row's pooled difference and interval."""
 
     def said(x: float) -> str:
-        text = f"{scale * x:+.{digits}f}"
+        text = f"{x:+.2f}"
         return text[1:] if float(text) == 0 else text  # no sign on a zero
 
     return f"{said(r.difference)} [{said(r.low)}, {said(r.high)}]"
@@ -94,7 +94,7 @@ def _transport(table: pd.DataFrame) -> str | None:
 
 def _paper(table: pd.DataFrame) -> str | None:
     """The paper's gain at this book's points, per rule: each point's difference in F1 points
-    and verdict, beside the paper's."""
+    and verdict, beside the paper's (their intervals are ``verdicts.paper_sentences``')."""
     rows = pooled_rows(table[table.role == "paper"])
     if rows.empty:
         return None
@@ -103,7 +103,7 @@ def _paper(table: pd.DataFrame) -> str | None:
         verdicts = {r.family_verdict or "no test" for r in g.itertuples()}
         one = len(verdicts) == 1 and len(g) > 1
         points = ", ".join(
-            f"{_interval(r, 100, 1)} {paper_point(r)}"
+            f"{100 * r.difference:+.1f} {paper_point(r)}"
             + ("" if one else f" ({r.family_verdict or 'no test'})")
             for r in g.itertuples()
         )
