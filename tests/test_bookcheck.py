@@ -131,8 +131,8 @@ def test_a_layout_problem_is_reported_and_the_book_kept(tmp_path, capsys):
 
 
 def test_a_layout_is_measured_with_another_answer_in_the_box(tmp_path):
-    """``answer_bottom`` puts the given answer (its ``**bold**`` as bold, its markup escaped)
-    in place of the page's and says where the box then ends: lower for a longer answer."""
+    """``answer_bottom`` puts the given answer in place of the page's and says where the box
+    then ends: lower for a longer answer."""
     import pytest
 
     from srlib.book.browsercheck import answer_bottom, find_browser

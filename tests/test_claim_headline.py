@@ -242,3 +242,6 @@ def test_a_decided_verdict_says_what_it_rests_on():
     assert "in its family of 2; over all 4 confirmatory contrasts Holm would give p = 0.076" in said
     assert "no sign-flip test over 4 seeds goes below 0.125" in said
     assert rests_on(table.assign(family_verdict="inconclusive")) == []
+    equivalent = table.assign(family_verdict=["equivalent", *["inconclusive"] * 3])
+    (said,) = rests_on(equivalent)  # two one-sided tests: the one-sided floor
+    assert "is equivalent with Holm p = 0.9" in said and "goes below 0.0625" in said

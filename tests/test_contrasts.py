@@ -387,3 +387,12 @@ def test_a_collapsed_bootstrap_gets_no_verdict_in_every_answer_box():
     assert "better" not in said and NO_VERDICT in said and "no test" not in said
     assert all(NO_VERDICT in s and "detectable" not in s for s in detectable_sentences(table))
     assert NO_VERDICT in " ".join(paper_sentences(table))
+    from srlib.detection.answer import exploratory_ranking
+
+    secondary = pd.DataFrame(
+        [{"contrast": "SR gray − PPL (AUC)", "role": "secondary", "part": "seed 0",
+          "a": "SR gray", "b": "PPL", "metric": "auc", "difference": 0.5, "low": 0.5,
+          "high": 0.5, "se": 0.0}]
+    )  # fmt: skip
+    assert exploratory_ranking(secondary) is None  # collapsed: it ranks nothing
+    assert "better than PPL" in exploratory_ranking(secondary.assign(se=0.01, low=0.4))

@@ -71,6 +71,8 @@ def exploratory_ranking(table: pd.DataFrame) -> str | None:
     interval unadjusted): said below the answer, not in its box, whose length must not grow
     with how many there are."""
     auc = pooled_rows(table[(table.role == "secondary") & (table.metric == "auc")])
+    if "se" in auc:  # a collapsed bootstrap ranks nothing (``significance.testable``)
+        auc = auc[auc.se != 0]
     explored = []
     for rule in dict.fromkeys(auc.a):
         parts = []
@@ -210,8 +212,8 @@ def claim_answer(
     text, as a cell prints it; not ``rates``: without the flag rates (a chapter that says
     them its own way); with ``exploratory``, the exploratory rankings (``exploratory_ranking``)
     after the decided ones, for a cell to print — the box leaves them out, so that its length
-    has a bound whatever the numbers (``tests/test_claim_headline.py`` renders the longest
-    box the code can write)."""
+    has a bound whatever the numbers (``tests/test_book.py`` renders the longest box the code
+    can write, ``tests/test_claim_headline.longest_answer``, in the built chapter)."""
     if "role" not in table:
         return []
     strong = "**" if markdown else ""

@@ -252,7 +252,7 @@ def contrast_parts(
                         stats["low"],
                         stats["high"],
                         c.metric.upper(),
-                        tested=stats["se"] != 0,  # a collapsed bootstrap (``testable``)
+                        tested=stats["se"] != 0,  # se 0: a collapsed bootstrap (``testable``)
                     ),
                     "margin": margin,
                     "paper_gain": gain,

@@ -141,7 +141,8 @@ def rests_on(table: pd.DataFrame) -> list[str]:
     have no p) (the families are two
     questions, each of its own, but a reader may count them as one claim); and, pooled over K
     seeds, that the t test leans on the seeds' differences being normal — the exact sign-flip
-    test, which does not, cannot go below 2^(1 − K) over K seeds."""
+    test, which does not, cannot go below 2^(1 − K) over K seeds two-sided (a difference), nor
+    2^(−K) one-sided (each of equivalence's two tests)."""
     from srlib.stats.significance import holm
 
     rows = pooled_rows(table[table.role.isin(CONFIRMATORY_ROLES)])
@@ -164,9 +165,10 @@ def rests_on(table: pd.DataFrame) -> list[str]:
             f" Holm would give p {_p(together[i])}"
         )
         if k > 1:
+            floor = 2.0**-k if r.family_verdict == "equivalent" else 2.0 ** (1 - k)
             text += (
                 f"; pooled over {k} seeds by a t test that takes their differences as normal"
-                f" (no sign-flip test over {k} seeds goes below {2 ** (1 - k):.3g})"
+                f" (no sign-flip test over {k} seeds goes below {floor:.3g})"
             )
         out.append(text + ".")
     return out
@@ -182,7 +184,12 @@ def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
         kept = rows[rows.part == name]
         if len(kept) and kept.family_verdict.ne("").all():
             n = int(kept.seeds.iloc[0]) if "seeds" in kept else len(_seeds(rows)) - 1
-            counts = ", ".join(f"{v} {list(kept.family_verdict).count(v)}" for v in VERDICTS)
+            said = [*VERDICTS, NO_VERDICT]
+            counts = ", ".join(
+                f"{v} {list(kept.family_verdict).count(v)}"
+                for v in said
+                if v in VERDICTS or v in set(kept.family_verdict)
+            )
             out.append(f"{what} ({n} seeds, t on {n - 1} degree(s) of freedom: wide): {counts}.")
     numbers = seed_numbers(rows)
     if len(seeds) > 1 and numbers and all(n not in CHOSEN_ON for n in numbers):

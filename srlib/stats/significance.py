@@ -9,16 +9,18 @@ from collections.abc import Sequence
 import numpy as np
 
 NO_VERDICT = "no verdict"
-"""The family verdict of a contrast that ``testable`` refuses: said as such in every answer box,
+"""The family verdict of a contrast that ``testable`` refuses: said as such in the answer boxes,
 never as "better", "worse", "equivalent" or "inconclusive"."""
 
 
 def testable(se: float) -> bool:
     """Whether a difference can be tested at all: its estimate must vary under resampling
     (``se`` > 0 and finite). A collapsed bootstrap — every resample giving the same difference,
-    as with a handful of problems that all agree — gives a p of 0 and an interval of one point,
-    which would decide on nothing; such a row gets ``NO_VERDICT`` and no detectable
-    difference, wherever it is read (``srlib.detection.contrasts``)."""
+    as with a handful of problems that all agree, or two identical rules — gives an interval of
+    one point and a p of 0 for a nonzero difference ("equivalent" for a zero one), which would
+    decide on nothing; ``srlib.detection.contrasts`` gives such a row of a family or of the
+    paper's gain ``NO_VERDICT`` and no detectable difference, its sentence says so, and the
+    exploratory rankings leave it out."""
     return bool(np.isfinite(se) and se > 0)
 
 
