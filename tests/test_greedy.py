@@ -149,7 +149,7 @@ def test_the_cache_that_grows_in_place_holds_what_the_copying_one_holds():
     [
         lambda layer: layer.crop(-1),
         lambda layer: layer.reset(),
-        lambda layer: layer.batch_select_indices(torch_tensor([2, 0])),
+        lambda layer: layer.batch_select_indices([2, 0]),
         lambda layer: layer.batch_repeat_interleave(2),
     ],
     ids=["crop", "reset", "batch_select_indices", "batch_repeat_interleave"],
@@ -185,9 +185,3 @@ def test_the_in_place_layer_is_a_drop_in_for_the_methods_it_inherits(change, reo
     for a, b in zip(expected, got, strict=True):
         assert a.shape == b.shape and torch.equal(a, b), (a[0, 0, :, 0], b[0, 0, :, 0])
     assert roomy.get_seq_length() == plain.get_seq_length()
-
-
-def torch_tensor(values):
-    import torch
-
-    return torch.tensor(values)

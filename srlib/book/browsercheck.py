@@ -60,6 +60,14 @@ def find_browser() -> str | None:
     return next((path for name in BROWSERS if (path := shutil.which(name))), None)
 
 
+def _browser(executable: str | None) -> str:
+    """``executable``, or the installed Chromium; none: an error naming what to install."""
+    executable = executable or find_browser()
+    if executable is None:
+        raise NoBrowser("no Chromium found: install it (Debian: apt-get install chromium)")
+    return executable
+
+
 def check_in_browser(
     build: str | Path, screenshots: str | Path | None = None, executable: str | None = None
 ) -> list[Problem]:
@@ -68,9 +76,7 @@ def check_in_browser(
     from playwright.sync_api import sync_playwright
 
     build = Path(build)
-    executable = executable or find_browser()
-    if executable is None:
-        raise NoBrowser("no Chromium found: install it (Debian: apt-get install chromium)")
+    executable = _browser(executable)
     shots = Path(screenshots) if screenshots else build.parent / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
     pages = sorted(
@@ -119,9 +125,7 @@ def answer_bottom(page: str | Path, markdown: str, executable: str | None = None
 
     from playwright.sync_api import sync_playwright
 
-    executable = executable or find_browser()
-    if executable is None:
-        raise NoBrowser("no Chromium found: install it (Debian: apt-get install chromium)")
+    executable = _browser(executable)
     body = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(markdown))
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])

@@ -276,14 +276,18 @@ def _browser_check(html: Path) -> list:
     return problems
 
 
+LAYOUT_REPORT = "layout-problems.txt"
+"""Where a build lists its layout problems, in ``_build/`` (``_layout_said``)."""
+
+
 def _layout_said(html: Path, problems: list) -> list:
     """The problems that fail the build: the layout ones (``browsercheck.LAYOUT``) are printed
-    and written to ``_build/layout-problems.txt`` instead, so a build of hours whose pages are
+    and written to ``_build/`` (``LAYOUT_REPORT``) instead, so a build of hours whose pages are
     whole is kept; ``srlib book`` says so again at its end. The file is removed when none."""
     from srlib.book.browsercheck import LAYOUT
 
     layout = [p for p in problems if p.kind in LAYOUT]
-    report = html.parent / "layout-problems.txt"
+    report = html.parent / LAYOUT_REPORT
     report.unlink(missing_ok=True)
     if layout:
         report.write_text("".join(f"{p}\n" for p in layout), encoding="utf-8")

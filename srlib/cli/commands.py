@@ -38,7 +38,7 @@ def _book(args: argparse.Namespace) -> int:
     if not args.no_build:
         index = book.build()
         print(f"[book] built {index}")
-        layout = index.parent.parent / "layout-problems.txt"
+        layout = index.parent.parent / book.LAYOUT_REPORT
         if layout.is_file():  # said last, where a reader of the log looks
             print(f"[book] the book is kept, with layout problems: {layout}")
     if args.record_digests:

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from srlib.detection.declared import CHOSEN_ON, DESIGN, Planned
+from srlib.detection.declared import CHOSEN_ON, CONFIRMATORY_ROLES, DESIGN, Planned
 from srlib.detection.verdicts import paper_point, pooled_rows, seed_numbers, short
 from srlib.stats.pooling import PowerRange, power, seeds_needed
-from srlib.stats.significance import NO_VERDICT
+from srlib.stats.significance import NO_VERDICT, collapsed
 from srlib.stats.verdicts import direction
 
 RATE_ROLE = "transport"
@@ -71,8 +71,8 @@ def exploratory_ranking(table: pd.DataFrame) -> str | None:
     interval unadjusted): said below the answer, not in its box, whose length must not grow
     with how many there are."""
     auc = pooled_rows(table[(table.role == "secondary") & (table.metric == "auc")])
-    if "se" in auc:  # a collapsed bootstrap ranks nothing (``significance.testable``)
-        auc = auc[auc.se != 0]
+    if "se" in auc:  # a collapsed bootstrap ranks nothing
+        auc = auc[~collapsed(auc.se)]
     explored = []
     for rule in dict.fromkeys(auc.a):
         parts = []
@@ -120,7 +120,7 @@ def undecided(table: pd.DataFrame) -> str | None:
     (``power_sentence`` gives its range and the seeds 80% would need), or, where that power
     reached 80% and the interval lies inside ±the effect, saying so; bare where its design
     has no plan or one seed gives no pooled test (said first)."""
-    rows = pooled_rows(table[table.role.isin(("discrimination", "transport"))])
+    rows = pooled_rows(table[table.role.isin(CONFIRMATORY_ROLES)])
     plans = {p.contrast: p for p in DESIGN}
     said = []
     for r in rows.itertuples():

@@ -59,6 +59,7 @@ from srlib.stats.resample import ProblemResampler
 from srlib.stats.significance import (
     NO_VERDICT,
     bootstrap_p,
+    collapsed,
     detectable,
     equivalence_p,
     holm,
@@ -252,7 +253,7 @@ def contrast_parts(
                         stats["low"],
                         stats["high"],
                         c.metric.upper(),
-                        tested=stats["se"] != 0,  # se 0: a collapsed bootstrap (``testable``)
+                        tested=not collapsed(stats["se"]),
                     ),
                     "margin": margin,
                     "paper_gain": gain,

@@ -37,6 +37,9 @@ from srlib.detection.arms import MATCHED, Arm, Contrast
 FAMILIES = ("discrimination", "transport", "deployable", "plug-in")
 """The roles whose contrasts are one family each, Holm-adjusted within each part."""
 
+CONFIRMATORY_ROLES = ("discrimination", "transport")
+"""The two confirmatory families, the book's two questions: each Holm-adjusted on its own."""
+
 QUESTIONS = {
     "discrimination": "which score ranks leaked problems above unseen ones on the leaked model"
     " (the AUC of each rule's margin against the mean AUC of its setting's baselines)",

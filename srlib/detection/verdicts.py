@@ -12,8 +12,8 @@ import math
 
 import pandas as pd
 
-from srlib.detection.declared import CHOSEN_ON, PAPER_GAIN, QUESTIONS
-from srlib.stats.significance import NO_VERDICT
+from srlib.detection.declared import CHOSEN_ON, CONFIRMATORY_ROLES, PAPER_GAIN, QUESTIONS
+from srlib.stats.significance import NO_VERDICT, holm
 from srlib.stats.verdicts import direction
 
 POOLED = "pooled"
@@ -131,20 +131,14 @@ def claim_headline(table: pd.DataFrame, role: str | None = None) -> list[str]:
     return out
 
 
-CONFIRMATORY_ROLES = ("discrimination", "transport")
-"""The two confirmatory families (``declared``): each Holm-adjusted on its own."""
-
-
 def rests_on(table: pd.DataFrame) -> list[str]:
     """What each decided confirmatory verdict rests on, beside it: its family's Holm p; the p
     Holm would give it over every tested confirmatory contrast at once (``NO_VERDICT`` rows
-    have no p) (the families are two
-    questions, each of its own, but a reader may count them as one claim); and, pooled over K
+    have no p; the families are two questions, each of its own, but a reader may count them as
+    one claim); and, pooled over K
     seeds, that the t test leans on the seeds' differences being normal — the exact sign-flip
     test, which does not, cannot go below 2^(1 − K) over K seeds two-sided (a difference), nor
     2^(−K) one-sided (each of equivalence's two tests)."""
-    from srlib.stats.significance import holm
-
     rows = pooled_rows(table[table.role.isin(CONFIRMATORY_ROLES)])
     needed = {"p", "p_holm", "p_equivalent", "p_equivalent_holm", "family_verdict"}
     if rows.empty or not needed <= set(rows):
@@ -184,12 +178,9 @@ def _pools(rows: pd.DataFrame, seeds: list[str]) -> list[str]:
         kept = rows[rows.part == name]
         if len(kept) and kept.family_verdict.ne("").all():
             n = int(kept.seeds.iloc[0]) if "seeds" in kept else len(_seeds(rows)) - 1
-            said = [*VERDICTS, NO_VERDICT]
-            counts = ", ".join(
-                f"{v} {list(kept.family_verdict).count(v)}"
-                for v in said
-                if v in VERDICTS or v in set(kept.family_verdict)
-            )
+            none = (kept.family_verdict == NO_VERDICT).any()
+            said = [*VERDICTS, NO_VERDICT] if none else list(VERDICTS)
+            counts = ", ".join(f"{v} {(kept.family_verdict == v).sum()}" for v in said)
             out.append(f"{what} ({n} seeds, t on {n - 1} degree(s) of freedom: wide): {counts}.")
     numbers = seed_numbers(rows)
     if len(seeds) > 1 and numbers and all(n not in CHOSEN_ON for n in numbers):

@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from srlib.detection.declared import CONFIRMATORY_ROLES
 from srlib.detection.verdicts import pooled_rows, short
 from srlib.stats.significance import NO_VERDICT
 from srlib.stats.verdicts import direction
@@ -64,7 +65,7 @@ def audit_sentences(summary: pd.DataFrame, control: str, rule: str = RULE) -> li
 def detectable_sentences(claims: pd.DataFrame) -> list[str]:
     """Per confirmatory contrast: the difference the leak's design detects with 80% power
     (``contrasts.contrast_table``'s ``detectable``) beside the one it found."""
-    rows = pooled_rows(claims[claims.role.isin(("discrimination", "transport"))])
+    rows = pooled_rows(claims[claims.role.isin(CONFIRMATORY_ROLES)])
     out = []
     for r in rows.itertuples():
         seeds = int(getattr(r, "seeds", 1) or 1)
@@ -147,7 +148,7 @@ def box(summary: pd.DataFrame, tables: dict, claims: pd.DataFrame, rule: str = R
             f"{mean['untouched model', 'leaked']:.0%} and "
             f"{mean['untouched model', 'held out']:.0%})."
         )
-    family = pooled_rows(claims[claims.role.isin(("discrimination", "transport"))])
+    family = pooled_rows(claims[claims.role.isin(CONFIRMATORY_ROLES)])
     if len(family):
         out.append(
             "Against the baselines' mean: "

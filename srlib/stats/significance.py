@@ -13,6 +13,12 @@ NO_VERDICT = "no verdict"
 never as "better", "worse", "equivalent" or "inconclusive"."""
 
 
+def collapsed(se):
+    """Whether every resample gave the same difference (a standard error of exactly 0);
+    elementwise for an array. ``testable`` refuses these, and so does a row's sentence."""
+    return np.asarray(se) == 0
+
+
 def testable(se: float) -> bool:
     """Whether a difference can be tested at all: its estimate must vary under resampling
     (``se`` > 0 and finite). A collapsed bootstrap — every resample giving the same difference,
@@ -21,7 +27,7 @@ def testable(se: float) -> bool:
     decide on nothing; ``srlib.detection.contrasts`` gives such a row of a family or of the
     paper's gain ``NO_VERDICT`` and no detectable difference, its sentence says so, and the
     exploratory rankings leave it out."""
-    return bool(np.isfinite(se) and se > 0)
+    return bool(np.isfinite(se) and se > 0 and not collapsed(se))
 
 
 def bootstrap_p(differences: np.ndarray) -> float:
